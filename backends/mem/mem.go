@@ -1,0 +1,251 @@
+// Package mem is an in-memory blob.Store, for tests, examples and
+// short-lived agents. Nothing survives the process.
+//
+// # URL
+//
+//	mem://            a new, empty store each time it is opened
+//
+// # Guarantees
+//
+// Every method, Rename and DeleteTree included, is atomic under one lock:
+// conditional writes are exact and a renamed tree is never seen half moved.
+// Data passed to Put and returned by Get is copied, so callers may reuse
+// their slices.
+package mem
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// Scheme is the URL scheme this package registers with storeurl.
+const Scheme = "mem"
+
+// Options configures a Store. The zero value is ready to use.
+type Options struct {
+	// Now returns the time recorded as Info.Modified. Nil means time.Now.
+	Now func() time.Time
+}
+
+// New returns an empty store. A nil opts means the zero Options.
+// The store is safe for concurrent use.
+func New(opts *Options) blob.Store {
+	s := &store{objects: map[string]object{}, now: time.Now}
+	if opts != nil && opts.Now != nil {
+		s.now = opts.Now
+	}
+	return s
+}
+
+type object struct {
+	data []byte
+	info blob.Info
+}
+
+type store struct {
+	mu      sync.RWMutex
+	objects map[string]object
+	seq     uint64 // last version handed out; versions are never reused
+	now     func() time.Time
+}
+
+var (
+	_ blob.Renamer     = (*store)(nil)
+	_ blob.TreeDeleter = (*store)(nil)
+)
+
+func notExist(key string) error { return fmt.Errorf("mem: %q: %w", key, blob.ErrNotExist) }
+
+func precondition(key string) error { return fmt.Errorf("mem: %q: %w", key, blob.ErrPrecondition) }
+
+func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	o, ok := s.objects[key]
+	if !ok {
+		return nil, blob.Info{}, notExist(key)
+	}
+	return slices.Clone(o.data), o.info, nil
+}
+
+func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return blob.Info{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	o, ok := s.objects[key]
+	if !ok {
+		return blob.Info{}, notExist(key)
+	}
+	return o.info, nil
+}
+
+func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return blob.Info{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return blob.Info{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(key, c); err != nil {
+		return blob.Info{}, err
+	}
+	o := object{data: slices.Clone(data), info: s.newInfo(key, int64(len(data)))}
+	s.objects[key] = o
+	return o.info, nil
+}
+
+func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
+	if err := checkCall(ctx, key); err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.objects[key]; !ok && c.IfVersion == "" {
+		return notExist(key)
+	}
+	if err := s.check(key, c); err != nil {
+		return err
+	}
+	delete(s.objects, key)
+	return nil
+}
+
+// check enforces c on key; the caller holds the write lock.
+func (s *store) check(key string, c blob.Cond) error {
+	o, ok := s.objects[key]
+	switch {
+	case c.IfAbsent && ok:
+		return precondition(key)
+	case c.IfVersion != "" && (!ok || o.info.Version != c.IfVersion):
+		return precondition(key)
+	}
+	return nil
+}
+
+// newInfo hands out the next version; the caller holds the write lock.
+func (s *store) newInfo(key string, size int64) blob.Info {
+	s.seq++
+	return blob.Info{Key: key, Size: size, Version: strconv.FormatUint(s.seq, 10), Modified: s.now()}
+}
+
+func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		if err := blob.CheckPrefix(prefix); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		// Snapshot under the lock, yield without it, so that the consumer
+		// may call back into the store.
+		s.mu.RLock()
+		infos := make([]blob.Info, 0, len(s.objects))
+		for k, o := range s.objects {
+			if strings.HasPrefix(k, prefix) {
+				infos = append(infos, o.info)
+			}
+		}
+		s.mu.RUnlock()
+		slices.SortFunc(infos, func(a, b blob.Info) int { return strings.Compare(a.Key, b.Key) })
+		for _, info := range infos {
+			if err := ctx.Err(); err != nil {
+				yield(blob.Info{}, err)
+				return
+			}
+			if !yield(info, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Rename implements blob.Renamer atomically.
+func (s *store) Rename(ctx context.Context, src, dst string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dst == src || strings.HasPrefix(dst, src+"/") {
+		return fmt.Errorf("mem: cannot move %q into itself: %w", src, blob.ErrInvalidKey)
+	}
+	if err := blob.CheckKey(src); err != nil {
+		return err
+	}
+	if err := blob.CheckKey(dst); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var moves []string // source keys
+	if _, ok := s.objects[src]; ok {
+		moves = []string{src}
+	} else {
+		for k := range s.objects {
+			if strings.HasPrefix(k, src+"/") {
+				moves = append(moves, k)
+			}
+		}
+	}
+	if len(moves) == 0 {
+		return notExist(src)
+	}
+	for k := range s.objects {
+		if k == dst || strings.HasPrefix(k, dst+"/") {
+			return precondition(dst)
+		}
+	}
+	for _, from := range moves {
+		o := s.objects[from]
+		to := dst + strings.TrimPrefix(from, src)
+		o.info = s.newInfo(to, o.info.Size)
+		delete(s.objects, from)
+		s.objects[to] = o
+	}
+	return nil
+}
+
+// DeleteTree implements blob.TreeDeleter atomically.
+func (s *store) DeleteTree(ctx context.Context, dir string) error {
+	if err := checkCall(ctx, dir); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k := range s.objects {
+		if strings.HasPrefix(k, dir+"/") {
+			delete(s.objects, k)
+			n++
+		}
+	}
+	if n == 0 {
+		return notExist(dir + "/")
+	}
+	return nil
+}
+
+func checkCall(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return blob.CheckKey(key)
+}

@@ -1,0 +1,206 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Renamer is implemented by stores that move objects atomically.
+//
+// Rename moves the object src to dst when the key src exists; otherwise it
+// moves every object under the directory src (keys starting with src+"/") to
+// the same place under dst. The move is all or nothing: a concurrent reader
+// sees every object at its old key or every object at its new key. Each moved
+// object gets a new Version.
+//
+// It returns an error wrapping ErrNotExist when neither src nor any key under
+// src exists, ErrPrecondition when dst exists as a key or any key starts with
+// dst+"/", and ErrInvalidKey when dst equals src or lies under it. It changes
+// nothing on error. A wrapper whose inner store cannot rename atomically
+// returns an error wrapping errors.ErrUnsupported, which makes the package
+// function Rename fall back.
+type Renamer interface {
+	Rename(ctx context.Context, src, dst string) error
+}
+
+// TreeDeleter is implemented by stores that delete a directory in one
+// request (atomically, or in batches).
+//
+// DeleteTree deletes every object whose key starts with dir+"/". It returns
+// an error wrapping ErrNotExist when there is none. After an error some of
+// the objects may be gone; the rest are intact. A wrapper whose inner store
+// lacks the capability returns an error wrapping errors.ErrUnsupported.
+type TreeDeleter interface {
+	DeleteTree(ctx context.Context, dir string) error
+}
+
+// ReadOnlyReporter is implemented by stores that can say whether they refuse
+// writes. The memory handler refuses writing commands up front on such stores.
+type ReadOnlyReporter interface {
+	ReadOnly() bool
+}
+
+// IsReadOnly reports whether s says it refuses writes.
+func IsReadOnly(s Store) bool {
+	r, ok := s.(ReadOnlyReporter)
+	return ok && r.ReadOnly()
+}
+
+// Rename moves the object src to dst, or the tree under src to dst, with the
+// semantics and errors documented on Renamer.
+//
+// If s implements Renamer, Rename calls it; otherwise (or when it returns
+// errors.ErrUnsupported) it copies each object with Put(IfAbsent), then
+// deletes each source with Delete(IfVersion). The fallback is not atomic:
+// at every instant each object exists at its old key, its new key or both,
+// never neither. If a copy fails, it removes the copies it made and returns
+// the error; if a source delete fails, it still tries the others and
+// returns the errors joined, leaving the affected objects at both keys.
+func Rename(ctx context.Context, s Store, src, dst string) error {
+	if err := checkMove(src, dst); err != nil {
+		return err
+	}
+	if r, ok := s.(Renamer); ok {
+		err := r.Rename(ctx, src, dst)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	return renameByCopy(ctx, s, src, dst)
+}
+
+func checkMove(src, dst string) error {
+	if err := CheckKey(src); err != nil {
+		return err
+	}
+	if err := CheckKey(dst); err != nil {
+		return err
+	}
+	if dst == src || strings.HasPrefix(dst, src+"/") {
+		return fmt.Errorf("%w: cannot move %q into itself (%q)", ErrInvalidKey, src, dst)
+	}
+	return nil
+}
+
+// DeleteTree deletes every object under the directory dir, with the
+// semantics and errors documented on TreeDeleter.
+//
+// If s implements TreeDeleter, DeleteTree calls it; otherwise (or when it
+// returns errors.ErrUnsupported) it lists the tree and deletes each object;
+// objects deleted by someone else meanwhile are not an error.
+func DeleteTree(ctx context.Context, s Store, dir string) error {
+	if err := CheckKey(dir); err != nil {
+		return err
+	}
+	if d, ok := s.(TreeDeleter); ok {
+		err := d.DeleteTree(ctx, dir)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	infos, err := ListAll(ctx, s, dir+"/")
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 {
+		return fmt.Errorf("%q: %w", dir+"/", ErrNotExist)
+	}
+	var errs []error
+	for _, info := range infos {
+		if err := s.Delete(ctx, info.Key, Cond{}); err != nil && !errors.Is(err, ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// renameByCopy is the portable, non-atomic Rename.
+func renameByCopy(ctx context.Context, s Store, src, dst string) error {
+	data, info, err := s.Get(ctx, src)
+	switch {
+	case err == nil:
+		if err := checkAbsentTree(ctx, s, dst); err != nil {
+			return err
+		}
+		return moveObjects(ctx, s, []Info{info}, src, dst, map[string][]byte{src: data})
+	case !errors.Is(err, ErrNotExist):
+		return err
+	}
+	infos, err := ListAll(ctx, s, src+"/")
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 {
+		return fmt.Errorf("%q: %w", src, ErrNotExist)
+	}
+	if _, err := s.Stat(ctx, dst); err == nil {
+		return fmt.Errorf("%q: %w: destination exists", dst, ErrPrecondition)
+	} else if !errors.Is(err, ErrNotExist) {
+		return err
+	}
+	if err := checkAbsentTree(ctx, s, dst); err != nil {
+		return err
+	}
+	return moveObjects(ctx, s, infos, src, dst, nil)
+}
+
+// checkAbsentTree returns ErrPrecondition when any key lies under dst+"/".
+func checkAbsentTree(ctx context.Context, s Store, dst string) error {
+	for _, err := range s.List(ctx, dst+"/") {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%q: %w: destination directory exists", dst, ErrPrecondition)
+	}
+	return nil
+}
+
+// moveObjects copies every object in infos from under src to under dst, then
+// deletes the sources. data holds contents already read, by source key.
+func moveObjects(ctx context.Context, s Store, infos []Info, src, dst string, data map[string][]byte) error {
+	type copied struct {
+		from Info   // the source as read
+		to   string // its new key
+		ver  string // the version written at the new key
+	}
+	done := make([]copied, 0, len(infos))
+	rollback := func(cause error) error {
+		// Remove our copies, but only if nobody rewrote them meanwhile.
+		// A cancelled ctx must not stop the cleanup.
+		cctx := context.WithoutCancel(ctx)
+		errs := []error{cause}
+		for _, c := range done {
+			if err := s.Delete(cctx, c.to, Cond{IfVersion: c.ver}); err != nil && !errors.Is(err, ErrNotExist) {
+				errs = append(errs, fmt.Errorf("undoing copy: %w", err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, info := range infos {
+		body, ok := data[info.Key]
+		if !ok {
+			var err error
+			body, info, err = s.Get(ctx, info.Key)
+			if err != nil {
+				return rollback(err)
+			}
+		}
+		to := dst + strings.TrimPrefix(info.Key, src)
+		put, err := s.Put(ctx, to, body, Cond{IfAbsent: true})
+		if err != nil {
+			return rollback(err)
+		}
+		done = append(done, copied{from: info, to: to, ver: put.Version})
+	}
+	// Every object now exists at both keys; drop the sources. A source
+	// rewritten since we read it is kept (its new content is not lost).
+	var errs []error
+	for _, c := range done {
+		if err := s.Delete(ctx, c.from.Key, Cond{IfVersion: c.from.Version}); err != nil && !errors.Is(err, ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,3 @@
+module github.com/cloudmem/cloudmem
+
+go 1.26

@@ -1,0 +1,14 @@
+// Package all registers every storage backend with package storeurl, so a
+// program that imports it for its side effect
+//
+//	import _ "github.com/cloudmem/cloudmem/backends/all"
+//
+// can open a store of any scheme with storeurl.Open. Import a single backend
+// package instead to link only that backend and its SDK.
+//
+// Each backend package adds its own import line below.
+package all
+
+import (
+	_ "github.com/cloudmem/cloudmem/backends/mem" // mem://
+)

@@ -1,0 +1,340 @@
+// Package storeurl opens a blob.Store from one configuration string, so that
+// an application moves from a local directory to a cloud bucket by changing
+// that string and nothing else.
+//
+// # URLs
+//
+// A URL names a backend by its scheme: mem://, file:///var/lib/agent, and the
+// schemes of the other backends. Each backend package registers its scheme
+// from an init function, so a program gets a scheme by importing the package,
+// or every scheme at once with
+//
+//	import _ "github.com/cloudmem/cloudmem/backends/all"
+//
+// A string with no scheme (no "name:" before the first '/') is a local
+// directory path for the file store, taken literally: "./memories" and
+// "/srv/memories" mean the same as file:./memories and file:///srv/memories.
+// A bare path has no query parameters (a '?' in it is part of the path); use
+// the file: form to add them.
+//
+// # Shared parameters
+//
+// Every scheme accepts these query parameters. Open removes them from the
+// URL before the backend sees it and applies them once, as wrappers, in this
+// order: the backend's store, then prefix, then encryption, then readonly.
+//
+//	prefix=DIR                 scope the store to the keys under DIR (blob.Prefix); DIR must be a valid key
+//	encrypt=age                encrypt every object with age (package crypt)
+//	age_identity_file=PATH     the age identity (private key) file, for encrypt=age
+//	age_recipients=age1..,...  comma-separated age recipients, for encrypt=age
+//	readonly=true              refuse every write (blob.ReadOnly); true, false, 1 or 0
+//
+// Each may appear at most once. Any other parameter belongs to the backend,
+// which rejects the ones it does not know (see CheckParams).
+//
+// # Backends
+//
+// A backend package registers a Backend for its scheme in init. Its Open
+// function receives the parsed URL with the shared parameters removed, and
+// must reject what it does not understand: unknown parameters (with
+// CheckParams), a host or path where none belongs.
+package storeurl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// Names of the shared query parameters handled by Open (the encryption ones
+// are listed in encrypt.go).
+const (
+	paramPrefix   = "prefix"
+	paramReadOnly = "readonly"
+)
+
+// pathScheme is the scheme a bare path (a string with no scheme) opens.
+// It is the file store's scheme; storeurl names it here rather than
+// importing the backend.
+const pathScheme = "file"
+
+// Backend is what a backend package registers for its scheme.
+type Backend struct {
+	// Open opens a store from u. It is called with a fresh copy of the
+	// URL that the caller may keep or modify; the scheme is lower case and
+	// u.RawQuery holds only the backend's own parameters, because Open
+	// has removed the shared ones (all of them, or all but prefix when
+	// NativePrefix is set). It must reject any parameter it does not know,
+	// with CheckParams, and return errors that name no credentials.
+	// Open must not be nil.
+	Open func(ctx context.Context, u *url.URL) (blob.Store, error)
+
+	// NativePrefix, when true, leaves the prefix parameter in the URL for
+	// the backend to apply itself (for example, Redis puts it inside a
+	// cluster hash tag). The store it returns must then behave exactly as
+	// blob.Prefix(store, prefix) would: key k lives at prefix+"/"+k and
+	// nothing outside the prefix is reachable. Open has already checked that
+	// the value is a valid key and appears once. When false (the zero
+	// value), storeurl removes prefix and wraps the store with blob.Prefix.
+	NativePrefix bool
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Backend{}
+)
+
+// Register makes a backend available under scheme. It is meant to be called
+// from the backend package's init function. It panics if scheme is already
+// registered, if scheme is not a lower-case URL scheme (a letter, then
+// letters, digits, '+', '-' or '.'), or if b.Open is nil. Register is safe
+// for concurrent use.
+func Register(scheme string, b Backend) {
+	if !validScheme(scheme) || strings.ToLower(scheme) != scheme {
+		panic(fmt.Sprintf("storeurl: Register: invalid scheme %q", scheme))
+	}
+	if b.Open == nil {
+		panic(fmt.Sprintf("storeurl: Register: nil Open for scheme %q", scheme))
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[scheme]; dup {
+		panic(fmt.Sprintf("storeurl: Register called twice for scheme %q", scheme))
+	}
+	registry[scheme] = b
+}
+
+// Schemes returns the registered schemes, sorted.
+func Schemes() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for s := range registry {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func lookup(scheme string) (Backend, error) {
+	registryMu.RLock()
+	b, ok := registry[scheme]
+	registryMu.RUnlock()
+	if ok {
+		return b, nil
+	}
+	known := "none"
+	if s := Schemes(); len(s) > 0 {
+		known = strings.Join(s, ", ")
+	}
+	return Backend{}, fmt.Errorf("storeurl: unknown scheme %q (registered: %s)", scheme, known)
+}
+
+// Open opens the store that rawURL names (see the package documentation),
+// wrapped as its shared parameters say.
+//
+// Errors from the URL itself and from the shared parameters start with
+// "storeurl: " and are reported before the backend is called; errors from
+// the backend's Open are returned unchanged. No error contains the URL's
+// password. If a wrapper fails after the backend opened its store, that
+// store is closed when it implements io.Closer.
+func Open(ctx context.Context, rawURL string) (blob.Store, error) {
+	u, err := parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	b, err := lookup(u.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	query, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("storeurl: malformed query: %w", err)
+	}
+	for name, values := range query {
+		if len(values) > 1 && isShared(name) {
+			return nil, fmt.Errorf("storeurl: parameter %s given %d times", name, len(values))
+		}
+	}
+	prefix, hasPrefix, err := takePrefix(query, b.NativePrefix)
+	if err != nil {
+		return nil, err
+	}
+	readOnly, err := takeReadOnly(query)
+	if err != nil {
+		return nil, err
+	}
+	crypt := url.Values{}
+	for _, name := range encryptParams {
+		if v, ok := query[name]; ok {
+			crypt[name] = v
+			delete(query, name)
+		}
+	}
+	u.RawQuery = query.Encode()
+
+	s, err := b.Open(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (blob.Store, error) {
+		if c, ok := s.(io.Closer); ok {
+			_ = c.Close() // the wrapper's error is the one worth reporting
+		}
+		return nil, err
+	}
+	if hasPrefix && !b.NativePrefix {
+		if s, err = blob.Prefix(s, prefix); err != nil {
+			return fail(fmt.Errorf("storeurl: prefix: %w", err))
+		}
+	}
+	if len(crypt) > 0 {
+		es, err := encrypt(ctx, s, crypt)
+		if err != nil {
+			return fail(err)
+		}
+		s = es
+	}
+	if readOnly {
+		s = blob.ReadOnly(s)
+	}
+	return s, nil
+}
+
+// parse turns rawURL into a URL with a registered-looking scheme, mapping a
+// bare path to the file scheme.
+func parse(rawURL string) (*url.URL, error) {
+	if rawURL == "" {
+		return nil, errors.New("storeurl: empty URL")
+	}
+	if !hasScheme(rawURL) {
+		return &url.URL{Scheme: pathScheme, Path: rawURL}, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// url.Error repeats the whole URL, password included; keep only
+		// the reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("storeurl: malformed URL: %w", err)
+	}
+	if strings.Contains(rawURL, "#") { // url.Parse splits at the first #
+		return nil, errors.New("storeurl: a store URL has no #fragment")
+	}
+	return u, nil
+}
+
+// hasScheme reports whether s starts with "scheme:".
+func hasScheme(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i > 0 && validScheme(s[:i])
+}
+
+// validScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, '+', '-' or '.'.
+func validScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// takePrefix validates the prefix parameter and removes it from query unless
+// the backend applies it natively.
+func takePrefix(query url.Values, native bool) (prefix string, ok bool, err error) {
+	values, ok := query[paramPrefix]
+	if !ok {
+		return "", false, nil
+	}
+	if !native {
+		delete(query, paramPrefix)
+	}
+	prefix = strings.Trim(values[0], "/")
+	if prefix == "" {
+		return "", false, errors.New("storeurl: prefix is empty (leave it out to use the whole store)")
+	}
+	if err := blob.CheckKey(prefix); err != nil {
+		return "", false, fmt.Errorf("storeurl: prefix=%s: %w", values[0], err)
+	}
+	return prefix, true, nil
+}
+
+// takeReadOnly parses and removes the readonly parameter.
+func takeReadOnly(query url.Values) (bool, error) {
+	values, ok := query[paramReadOnly]
+	if !ok {
+		return false, nil
+	}
+	delete(query, paramReadOnly)
+	switch values[0] {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("storeurl: readonly=%s: want true, false, 1 or 0", values[0])
+}
+
+// isShared reports whether name is a shared parameter handled by Open.
+func isShared(name string) bool {
+	return name == paramPrefix || name == paramReadOnly || slices.Contains(encryptParams, name)
+}
+
+// CheckParams returns an error naming every query parameter of u that is
+// neither in allowed nor a shared parameter (prefix, readonly and the
+// encryption ones, which Open has normally removed already), sorted by name;
+// nil when there is none. A backend's Open calls it with the names of its own
+// parameters:
+//
+//	if err := storeurl.CheckParams(u, "region", "endpoint"); err != nil {
+//		return nil, err
+//	}
+//
+// The error reads, for example,
+// `storeurl: s3: unknown URL parameters "regoin", "x" (s3 accepts: endpoint, region; every scheme accepts: ...)`.
+// A query that does not parse is an error too.
+func CheckParams(u *url.URL, allowed ...string) error {
+	query, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return fmt.Errorf("storeurl: %s: malformed query: %w", u.Scheme, err)
+	}
+	var unknown []string
+	for name := range query {
+		if !slices.Contains(allowed, name) && !isShared(name) {
+			unknown = append(unknown, fmt.Sprintf("%q", name))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	noun := "parameter"
+	if len(unknown) > 1 {
+		noun = "parameters"
+	}
+	own := slices.Sorted(slices.Values(allowed))
+	accepts := u.Scheme + " accepts: " + strings.Join(own, ", ") + "; "
+	if len(own) == 0 {
+		accepts = ""
+	}
+	shared := slices.Sorted(slices.Values(append([]string{paramPrefix, paramReadOnly}, encryptParams...)))
+	return fmt.Errorf("storeurl: %s: unknown URL %s %s (%severy scheme accepts: %s)",
+		u.Scheme, noun, strings.Join(unknown, ", "), accepts, strings.Join(shared, ", "))
+}

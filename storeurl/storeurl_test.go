@@ -1,0 +1,303 @@
+package storeurl_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/storeurl"
+)
+
+// capture is a test backend that records the URL its Open received and
+// hands out a fresh in-memory store, kept for inspection.
+type capture struct {
+	mu    sync.Mutex
+	url   string
+	store *closeStore
+}
+
+func (c *capture) open(_ context.Context, u *url.URL) (blob.Store, error) {
+	if err := storeurl.CheckParams(u, "region"); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.url = u.String()
+	c.store = &closeStore{Store: mem.New(nil)}
+	return c.store, nil
+}
+
+func (c *capture) last() (string, *closeStore) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.url, c.store
+}
+
+// closeStore is a store that records whether it was closed.
+type closeStore struct {
+	blob.Store
+	closed bool
+}
+
+func (c *closeStore) Close() error { c.closed = true; return nil }
+
+var (
+	captured       = &capture{}
+	capturedNative = &capture{}
+)
+
+func init() {
+	storeurl.Register("capture", storeurl.Backend{Open: captured.open})
+	storeurl.Register("capture-native", storeurl.Backend{Open: capturedNative.open, NativePrefix: true})
+}
+
+func TestOpenMem(t *testing.T) {
+	ctx := context.Background()
+	for _, raw := range []string{"mem://", "mem:", "mem:///", "MEM://"} {
+		s, err := storeurl.Open(ctx, raw)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", raw, err)
+		}
+		if _, err := s.Put(ctx, "a/b.md", []byte("hi"), blob.Cond{}); err != nil {
+			t.Fatalf("Open(%q).Put: %v", raw, err)
+		}
+		data, _, err := s.Get(ctx, "a/b.md")
+		if err != nil || string(data) != "hi" {
+			t.Fatalf("Open(%q).Get = %q, %v; want \"hi\"", raw, data, err)
+		}
+		if blob.IsReadOnly(s) {
+			t.Errorf("Open(%q) is read-only", raw)
+		}
+	}
+	// Each mem:// is a store of its own.
+	s, err := storeurl.Open(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos, err := blob.ListAll(ctx, s, ""); err != nil || len(infos) != 0 {
+		t.Fatalf("a new mem:// store lists %v, %v; want it empty", infos, err)
+	}
+}
+
+// TestBackendURL checks what URL the backend receives: the shared parameters
+// removed (all but prefix for a NativePrefix backend), its own kept.
+func TestBackendURL(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		from *capture
+		want string
+	}{
+		{"capture://bucket/dir", captured, "capture://bucket/dir"},
+		{"capture://bucket/dir?region=eu&prefix=p&readonly=1", captured, "capture://bucket/dir?region=eu"},
+		{"CAPTURE://Bucket?prefix=a/b&region=x&readonly=false", captured, "capture://Bucket?region=x"},
+		{"capture-native://h?prefix=p&readonly=true", capturedNative, "capture-native://h?prefix=p"},
+		{"capture-native://h?region=r", capturedNative, "capture-native://h?region=r"},
+	} {
+		if _, err := storeurl.Open(context.Background(), tc.raw); err != nil {
+			t.Errorf("Open(%q): %v", tc.raw, err)
+			continue
+		}
+		if got, _ := tc.from.last(); got != tc.want {
+			t.Errorf("Open(%q): the backend got %q, want %q", tc.raw, got, tc.want)
+		}
+	}
+}
+
+func TestPrefix(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		raw  string
+		from *capture
+		want string // the key "notes/a.md" lands at this key of the backend's store
+	}{
+		{"capture://?prefix=agent-7", captured, "agent-7/notes/a.md"},
+		{"capture://?prefix=/team/agent-7/", captured, "team/agent-7/notes/a.md"},
+		{"capture://", captured, "notes/a.md"},
+		// A NativePrefix backend applies the prefix itself; this test
+		// backend ignores it, so storeurl must not have applied it.
+		{"capture-native://?prefix=agent-7", capturedNative, "notes/a.md"},
+	} {
+		s, err := storeurl.Open(ctx, tc.raw)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", tc.raw, err)
+		}
+		if _, err := s.Put(ctx, "notes/a.md", []byte("x"), blob.Cond{}); err != nil {
+			t.Fatalf("Open(%q).Put: %v", tc.raw, err)
+		}
+		_, inner := tc.from.last()
+		infos, err := blob.ListAll(ctx, inner, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, info := range infos {
+			keys = append(keys, info.Key)
+		}
+		if !slices.Equal(keys, []string{tc.want}) {
+			t.Errorf("Open(%q): backend keys %q, want [%q]", tc.raw, keys, tc.want)
+		}
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		raw      string
+		readOnly bool
+	}{
+		{"mem://?readonly=true", true},
+		{"mem://?readonly=1", true},
+		{"mem://?readonly=false", false},
+		{"mem://?readonly=0", false},
+		{"mem://?prefix=p&readonly=true", true},
+	} {
+		s, err := storeurl.Open(ctx, tc.raw)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", tc.raw, err)
+		}
+		if got := blob.IsReadOnly(s); got != tc.readOnly {
+			t.Errorf("Open(%q): IsReadOnly = %v, want %v", tc.raw, got, tc.readOnly)
+		}
+		_, err = s.Put(ctx, "a", []byte("x"), blob.Cond{})
+		if tc.readOnly && !errors.Is(err, blob.ErrReadOnly) {
+			t.Errorf("Open(%q).Put: %v, want blob.ErrReadOnly", tc.raw, err)
+		}
+		if !tc.readOnly && err != nil {
+			t.Errorf("Open(%q).Put: %v", tc.raw, err)
+		}
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	everyScheme := "every scheme accepts: age_identity_file, age_recipients, encrypt, prefix, readonly"
+	for _, tc := range []struct{ raw, want string }{
+		{"", "storeurl: empty URL"},
+		{"nosuch://x", `storeurl: unknown scheme "nosuch" (registered: capture, capture-native, mem)`},
+		{"s3://bucket", `storeurl: unknown scheme "s3" (registered: capture, capture-native, mem)`},
+		{"mem://%zz", `storeurl: malformed URL: invalid URL escape "%zz"`},
+		{"mem://?a=%zz", `storeurl: malformed query: invalid URL escape "%zz"`},
+		{"mem://#x", "storeurl: a store URL has no #fragment"},
+		{"mem://?foo=1", `storeurl: mem: unknown URL parameter "foo" (` + everyScheme + ")"},
+		{"mem://?readonly=1&zz=1&Prefix=a&foo", `storeurl: mem: unknown URL parameters "Prefix", "foo", "zz" (` + everyScheme + ")"},
+		{"capture://?regoin=eu", `storeurl: capture: unknown URL parameter "regoin" (capture accepts: region; ` + everyScheme + ")"},
+		{"mem://?readonly=maybe", "storeurl: readonly=maybe: want true, false, 1 or 0"},
+		{"mem://?readonly=", "storeurl: readonly=: want true, false, 1 or 0"},
+		{"mem://?readonly=TRUE", "storeurl: readonly=TRUE: want true, false, 1 or 0"},
+		{"mem://?readonly=1&readonly=1", "storeurl: parameter readonly given 2 times"},
+		{"mem://?prefix=a&prefix=b", "storeurl: parameter prefix given 2 times"},
+		{"mem://?prefix=", "storeurl: prefix is empty (leave it out to use the whole store)"},
+		{"mem://?prefix=/", "storeurl: prefix is empty (leave it out to use the whole store)"},
+		{"mem://?prefix=a/../b", `storeurl: prefix=a/../b: blob: invalid key: ".." segment`},
+		{"mem://?prefix=a//b", "storeurl: prefix=a//b: blob: invalid key: empty segment"},
+		{"mem://host", "mem: the URL is just mem:// (no host or path), got mem://host"},
+		{"mem:///dir", "mem: the URL is just mem:// (no host or path), got mem:///dir"},
+		{"mem://u:secret@", "mem: the URL is just mem:// (no host or path), got mem://u:xxxxx@"},
+		{"capture://:secret@host:port", `storeurl: malformed URL: invalid port ":port" after host`},
+	} {
+		s, err := storeurl.Open(context.Background(), tc.raw)
+		if err == nil {
+			t.Errorf("Open(%q) = %v, want error %q", tc.raw, s, tc.want)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("Open(%q) error:\n got %s\nwant %s", tc.raw, err, tc.want)
+		}
+	}
+}
+
+// TestCloseOnFailure checks that a store opened by the backend is closed
+// when a later wrapper (here encryption, with a value it must refuse) fails.
+func TestCloseOnFailure(t *testing.T) {
+	_, err := storeurl.Open(context.Background(), "capture://?encrypt=no-such-cipher")
+	if err == nil {
+		t.Fatal("Open with encrypt=no-such-cipher succeeded")
+	}
+	if _, s := captured.last(); !s.closed {
+		t.Errorf("Open failed with %q but left the backend's store open", err)
+	}
+}
+
+func TestRegisterPanics(t *testing.T) {
+	open := func(context.Context, *url.URL) (blob.Store, error) { return mem.New(nil), nil }
+	for _, tc := range []struct {
+		scheme string
+		b      storeurl.Backend
+		want   string
+	}{
+		{"mem", storeurl.Backend{Open: open}, `storeurl: Register called twice for scheme "mem"`},
+		{"Upper", storeurl.Backend{Open: open}, `storeurl: Register: invalid scheme "Upper"`},
+		{"", storeurl.Backend{Open: open}, `storeurl: Register: invalid scheme ""`},
+		{"1x", storeurl.Backend{Open: open}, `storeurl: Register: invalid scheme "1x"`},
+		{"a b", storeurl.Backend{Open: open}, `storeurl: Register: invalid scheme "a b"`},
+		{"nil-open", storeurl.Backend{}, `storeurl: Register: nil Open for scheme "nil-open"`},
+	} {
+		got := func() (msg any) {
+			defer func() { msg = recover() }()
+			storeurl.Register(tc.scheme, tc.b)
+			return nil
+		}()
+		if got != tc.want {
+			t.Errorf("Register(%q) panicked with %v, want %q", tc.scheme, got, tc.want)
+		}
+	}
+	if got, want := storeurl.Schemes(), []string{"capture", "capture-native", "mem"}; !slices.Equal(got, want) {
+		t.Errorf("Schemes() = %q after the failed registrations, want %q", got, want)
+	}
+}
+
+func TestCheckParams(t *testing.T) {
+	every := "every scheme accepts: age_identity_file, age_recipients, encrypt, prefix, readonly"
+	for _, tc := range []struct {
+		raw     string
+		allowed []string
+		want    string // "" for no error
+	}{
+		{"x://h", nil, ""},
+		{"x://h?region=a&endpoint=b", []string{"region", "endpoint"}, ""},
+		{"x://h?prefix=p&readonly=1&encrypt=age", nil, ""},
+		{"x://h?b=1&a=2", nil, `storeurl: x: unknown URL parameters "a", "b" (` + every + ")"},
+		{"x://h?region=a&zone=b", []string{"region", "endpoint"}, `storeurl: x: unknown URL parameter "zone" (x accepts: endpoint, region; ` + every + ")"},
+		{"x://h?%22=1", nil, `storeurl: x: unknown URL parameter "\"" (` + every + ")"},
+		{"x://h?a=%", nil, `storeurl: x: malformed query: invalid URL escape "%"`},
+	} {
+		u, err := url.Parse(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = storeurl.CheckParams(u, tc.allowed...)
+		if got := errString(err); got != tc.want {
+			t.Errorf("CheckParams(%q, %q) = %q, want %q", tc.raw, tc.allowed, got, tc.want)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestNoPasswordInErrors checks that errors never repeat a URL's password.
+func TestNoPasswordInErrors(t *testing.T) {
+	for _, raw := range []string{
+		"mem://user:hunter2@host",
+		"capture://user:hunter2@host/%zz",
+		"capture://user:hunter2@host?readonly=hunter",
+		"nosuch://user:hunter2@host",
+	} {
+		_, err := storeurl.Open(context.Background(), raw)
+		if err == nil {
+			t.Fatalf("Open(%q) succeeded", raw)
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Open(%q) error shows the password: %s", raw, err)
+		}
+	}
+}

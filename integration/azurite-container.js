@@ -8,6 +8,7 @@
 //   node integration/azurite-container.js list                  print every container name, one a line
 //   node integration/azurite-container.js put CONTAINER BLOB    upload stdin as a block blob
 //   node integration/azurite-container.js get CONTAINER BLOB    print the blob to stdout
+//   node integration/azurite-container.js delete CONTAINER BLOB delete the blob
 //
 // Environment (defaults: the well-known development account on 127.0.0.1:10000):
 //   AZURITE_BLOB_ENDPOINT   e.g. http://127.0.0.1:10000/devstoreaccount1 (path-style: the account is in the path)
@@ -151,8 +152,15 @@ async function main(args) {
       process.stdout.write(res.body);
       return;
     }
+    case 'delete': {
+      if (!container || !blob) break;
+      const res = await request('DELETE', `/${enc(container)}/${encBlob(blob)}`, {}, {});
+      if (res.status !== 202) fail(`delete ${container}/${blob}`, res);
+      console.log(`deleted ${container}/${blob}`);
+      return;
+    }
   }
-  process.stderr.write('usage: azurite-container.js create CONTAINER | list | put CONTAINER BLOB | get CONTAINER BLOB\n');
+  process.stderr.write('usage: azurite-container.js create CONTAINER | list | put|get|delete CONTAINER BLOB\n');
   process.exit(2);
 }
 

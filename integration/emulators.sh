@@ -136,12 +136,14 @@ healthy() {
 	esac
 }
 
-# show_log_tail SERVER|FILE: print the end of a log to stderr, to explain a failure.
+# show_log_tail SERVER|FILE: print the end of a log to stderr, to explain a failure. Server logs are appended
+# to across runs, so only the part after the last "=== ... started" marker (see launch) is shown.
 show_log_tail() {
 	local log=$1
 	[[ -f $log ]] || log=$(log_file "$1")
 	say "last lines of $log:"
-	tail -n 30 "$log" >&2 2>/dev/null || true
+	awk '/^=== .* started by emulators.sh/ { n = 0 } { line[n++] = $0 } END { for (i = (n > 30 ? n - 30 : 0); i < n; i++) print line[i] }' \
+		"$log" >&2 2>/dev/null || true
 }
 
 # run_logged LOG CMD...: run an install command with its (long) output in LOG; on failure show the tail and exit.
@@ -173,12 +175,13 @@ install_go_tool() {
 	[[ -x $TOOLS_BIN/$bin ]] && return 0
 	command -v go >/dev/null || die "$bin: not in $TOOLS_BIN and no go toolchain to build it"
 	# Another process may be building this very binary (possibly into $TOOLS_BIN): wait for it rather than
-	# compete with it for the two cores, then look again.
+	# compete with it for the two cores, then look again. Wait for that build to end, not for the file to
+	# appear: go install may copy the binary into place, so it can exist before it is complete.
 	if go_build_running "$module"; then
 		say "$bin: a 'go install $module' is already running; waiting for it (up to ${BUILD_WAIT_SECONDS}s)"
 		deadline=$((SECONDS + BUILD_WAIT_SECONDS))
-		while go_build_running "$module" && [[ ! -x $TOOLS_BIN/$bin ]] && ((SECONDS < deadline)); do
-			sleep 5
+		while go_build_running "$module" && ((SECONDS < deadline)); do
+			sleep 2
 		done
 		[[ -x $TOOLS_BIN/$bin ]] && return 0
 	fi
@@ -270,6 +273,7 @@ wait_healthy() {
 	until healthy "$name"; do
 		if [[ -n $pid ]] && ! alive "$pid"; then
 			say "$name: exited before answering on $HOST:$(main_port "$name")"
+			rm -f "$(pid_file "$name")"
 			show_log_tail "$name"
 			exit 1
 		fi
@@ -332,6 +336,16 @@ up_one() {
 	create_bucket "$name"
 }
 
+# group_alive PGID: does any process of the group still run? Zombies do not count: the init process of some
+# machines reaps orphans only every second or so, and a zombie holds no port.
+group_alive() {
+	local p
+	for p in $(pgrep -g "$1"); do
+		alive "$p" && return 0
+	done
+	return 1
+}
+
 # stop_pid PID: stop the process group PID leads (or just PID if it leads none), politely, then by force.
 stop_pid() {
 	local pid=$1 target=$1 pgid i
@@ -340,7 +354,7 @@ stop_pid() {
 	kill -TERM -- "$target" 2>/dev/null || true
 	for ((i = 0; i < 100; i++)); do # up to 10 s
 		if [[ $target == -* ]]; then
-			pgrep -g "$pid" >/dev/null || return 0
+			group_alive "$pid" || return 0
 		else
 			alive "$pid" || return 0
 		fi

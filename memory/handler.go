@@ -6,11 +6,57 @@
 // to a store key relative to /memories, simulates directories over the flat
 // key space, and returns the exact result texts the model was trained on
 // (see SPEC.md in the project's shared documents).
+//
+// # Paths and keys
+//
+// The path /memories/notes/a.md is the key notes/a.md; the root /memories is
+// the empty key and always a directory, never an object. A directory exists
+// while some key lies beneath it. Keys under .cloudmem/ belong to the storage
+// layers (for example the encryption layer's key) and are invisible: no
+// listing, size or file count includes them, and no path reaches them.
+//
+// # Storage calls
+//
+// Each command makes few, predictable storage calls. With no concurrent
+// writer and no error, they are:
+//
+//	command                          calls
+//	view of a file                   1 Get
+//	view of a directory              1 Get (not a file) + 1 List
+//	view of /memories                1 List
+//	create (file limit on)           1 List of the whole store + 1 Put(IfAbsent)
+//	create (MaxFiles < 0)            1 List of the key's first path segment + 1 Put(IfAbsent)
+//	create, overwriting a file       as create, but Put(IfVersion)
+//	str_replace, insert              1 Get + 1 Put(IfVersion)
+//	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
+//	delete of a file                 1 Delete
+//	delete of a directory            1 Delete (not a file) + blob.DeleteTree
+//	rename within the known tree     blob.Rename: 1 Rename on a store with
+//	                                 blob.Renamer; Get + List + Put + Delete
+//	                                 for a file on a store without it
+//	rename elsewhere                 Stat/List probes (SPEC order) + blob.Rename
+//
+// A directory view is one List however many files the directory holds. A
+// rename is "within the known tree" when the new path's parent is the old
+// path's parent or one of its ancestors and the new path is not inside the
+// old one: the old path's existence then proves the destination's parent is a
+// directory. A write that loses a race (blob.ErrPrecondition) repeats the
+// command's calls on the fresh content, at most Options.Retries more times.
+//
+// # Failures
+//
+// Malformed input never reaches storage. A failed storage call becomes
+// "Error: The memory storage failed: {cause}", where the cause is a short
+// text that names no host, bucket, key or credential (see Causer); the full
+// error goes to Options.Logger. A command that fails is never reported as
+// done.
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -75,27 +121,98 @@ type Result struct {
 }
 
 // Handler executes memory commands against one store. It is safe for
-// concurrent use: several Handlers (in one process or many) may share one
-// store, and no update is lost (see Execute).
+// concurrent use and holds no per-file state: several Handlers (in one
+// process or many) may share one store, and no update is lost, because every
+// write is conditional on what the command read (see Execute).
 type Handler struct {
 	store blob.Store
-	opts  Options
 	log   *slog.Logger
+
+	// The options, defaults applied.
+	maxFileBytes  int64
+	maxFiles      int // < 0: no limit
+	viewLimit     int // < 0: no truncation
+	maxImageBytes int64
+	maxLines      int
+	retries       int // >= 0
+	overwrite     bool
+	readOnly      bool
 }
 
 // New returns a Handler over store. It returns an error when store is nil or
-// an option is out of range.
+// when MaxFileBytes, MaxImageBytes or MaxLines is negative.
 func New(store blob.Store, opts Options) (*Handler, error) {
 	if store == nil {
 		return nil, errors.New("memory: nil store")
 	}
-	// TODO(core): validate and default the options.
-	return &Handler{store: store, opts: opts, log: opts.Logger}, nil
+	switch {
+	case opts.MaxFileBytes < 0:
+		return nil, fmt.Errorf("memory: MaxFileBytes is %d, must not be negative", opts.MaxFileBytes)
+	case opts.MaxImageBytes < 0:
+		return nil, fmt.Errorf("memory: MaxImageBytes is %d, must not be negative", opts.MaxImageBytes)
+	case opts.MaxLines < 0:
+		return nil, fmt.Errorf("memory: MaxLines is %d, must not be negative", opts.MaxLines)
+	}
+	h := &Handler{
+		store:         store,
+		log:           cmp.Or(opts.Logger, slog.Default()),
+		maxFileBytes:  cmp.Or(opts.MaxFileBytes, DefaultMaxFileBytes),
+		maxFiles:      cmp.Or(opts.MaxFiles, DefaultMaxFiles),
+		viewLimit:     cmp.Or(opts.ViewLimit, DefaultViewLimit),
+		maxImageBytes: cmp.Or(opts.MaxImageBytes, DefaultMaxImageBytes),
+		maxLines:      cmp.Or(opts.MaxLines, DefaultMaxLines),
+		retries:       max(cmp.Or(opts.Retries, DefaultRetries), 0),
+		overwrite:     opts.Overwrite,
+		readOnly:      opts.ReadOnly,
+	}
+	return h, nil
 }
 
 // Execute runs one command. input is the raw JSON "input" object of a
 // tool_use block. It never panics; malformed input yields an error Result
 // and touches no storage.
+//
+// Every read-modify-write (str_replace, insert, create with Overwrite)
+// commits with a conditional Put; when another writer got there first, the
+// command is re-read and re-applied to the fresh content, up to
+// Options.Retries times, after which the model is told to try again and
+// nothing was changed. create without Overwrite never replaces a file
+// another writer created a moment before. The Result tells the truth: a
+// command reported done was done.
 func (h *Handler) Execute(ctx context.Context, input []byte) Result {
-	return Result{Text: "Error: not implemented", IsError: true}
+	c, msg := decode(input)
+	if msg != "" {
+		return errorResult(msg)
+	}
+	if c.name != "view" && (h.readOnly || blob.IsReadOnly(h.store)) {
+		return errorResult(msgReadOnly(c.name))
+	}
+	switch c.name {
+	case "view":
+		return h.view(ctx, &c)
+	case "create":
+		return h.create(ctx, &c)
+	case "str_replace":
+		return h.strReplace(ctx, &c)
+	case "insert":
+		return h.insert(ctx, &c)
+	case "delete":
+		return h.delete(ctx, &c)
+	default: // "rename": decode accepts only the six commands
+		return h.rename(ctx, &c)
+	}
+}
+
+// resolve validates path and returns its key, or ok == false and the
+// Result to return.
+func (h *Handler) resolve(ctx context.Context, c *command, path string) (key string, res Result, ok bool) {
+	key, msg := resolve(path)
+	if msg != "" {
+		return "", errorResult(msg), false
+	}
+	if err := checkKey(key); err != nil {
+		err = fmt.Errorf("memory: path validation let an invalid key through: %w", err)
+		return "", h.storageFailure(ctx, c, path, err), false
+	}
+	return key, Result{}, true
 }

@@ -1,0 +1,238 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// create writes a new file, or with Overwrite replaces an existing one. It
+// costs one List (which answers every check at once) and one conditional
+// Put.
+func (h *Handler) create(ctx context.Context, c *command) Result {
+	key, res, ok := h.resolve(ctx, c, c.path)
+	if !ok {
+		return res
+	}
+	if key == "" {
+		return errorResult(msgExists(c.path))
+	}
+	size := int64(len(c.fileText))
+	return h.retry(ctx, c, c.path, func() (Result, bool) {
+		s, err := h.survey(ctx, key)
+		switch {
+		case err != nil:
+			return h.storageFailure(ctx, c, c.path, err), false
+		case s.isDir || s.isFile && !h.overwrite:
+			return errorResult(msgExists(c.path)), false
+		case s.fileAncestor != "":
+			return errorResult(msgAncestorFile(s.fileAncestor)), false
+		case size > h.maxFileBytes:
+			return errorResult(msgTooBig(c.path, size, h.maxFileBytes)), false
+		case !s.isFile && h.maxFiles >= 0 && s.files >= h.maxFiles:
+			return errorResult(msgFull(s.files, h.maxFiles)), false
+		}
+		cond := blob.Cond{IfAbsent: true}
+		if s.isFile {
+			cond = blob.Cond{IfVersion: s.version}
+		}
+		_, err = h.store.Put(ctx, key, []byte(c.fileText), cond)
+		switch {
+		case err == nil:
+			return textResult(msgCreated(c.path)), false
+		case !errors.Is(err, blob.ErrPrecondition):
+			return h.storageFailure(ctx, c, c.path, err), false
+		case !h.overwrite: // another writer created it a moment ago
+			return errorResult(msgExists(c.path)), false
+		}
+		return Result{}, true
+	})
+}
+
+// survey is what create needs to know about a key and the store.
+type survey struct {
+	isFile       bool
+	version      string // the file's, when isFile
+	isDir        bool
+	fileAncestor string // the key of the highest ancestor that is a file
+	files        int    // files in the store; only with the file limit on
+}
+
+// survey answers create's questions with one List: of the whole store when
+// the file limit is on (it needs the count), otherwise of the key's first
+// path segment, which covers the key, its ancestors and everything beneath
+// it.
+func (h *Handler) survey(ctx context.Context, key string) (survey, error) {
+	var s survey
+	prefix := ""
+	if h.maxFiles < 0 {
+		prefix, _, _ = strings.Cut(key, "/")
+	}
+	for info, err := range h.store.List(ctx, prefix) {
+		if err != nil {
+			return s, err
+		}
+		k := info.Key
+		if isBookkeeping(k) {
+			continue
+		}
+		s.files++
+		switch {
+		case k == key:
+			s.isFile, s.version = true, info.Version
+		case within(k, key):
+			s.isDir = true
+		case within(key, k) && (s.fileAncestor == "" || len(k) < len(s.fileAncestor)):
+			s.fileAncestor = k
+		}
+	}
+	return s, nil
+}
+
+// editFunc computes a file's new content from its current (UTF-8) content.
+// It returns the new content and the success text, or the error text.
+type editFunc func(content []byte) (updated []byte, done, fail string)
+
+// edit is the read-modify-write of str_replace and insert: Get, apply,
+// Put(IfVersion), and on a conflict the same again on the fresh content.
+// missing gives the text for a path that does not exist.
+func (h *Handler) edit(ctx context.Context, c *command, missing func(path string) string, apply editFunc) Result {
+	key, res, ok := h.resolve(ctx, c, c.path)
+	if !ok {
+		return res
+	}
+	if key == "" {
+		return errorResult(msgNotAFile(c.path))
+	}
+	return h.retry(ctx, c, c.path, func() (Result, bool) {
+		content, info, err := h.store.Get(ctx, key)
+		if errors.Is(err, blob.ErrNotExist) {
+			isDir, err := h.isDir(ctx, key)
+			switch {
+			case err != nil:
+				return h.storageFailure(ctx, c, c.path, err), false
+			case isDir:
+				return errorResult(msgNotAFile(c.path)), false
+			}
+			return errorResult(missing(c.path)), false
+		}
+		if err != nil {
+			return h.storageFailure(ctx, c, c.path, err), false
+		}
+		if !utf8.Valid(content) {
+			return errorResult(msgNotUTF8(c.path)), false
+		}
+		updated, done, fail := apply(content)
+		if fail != "" {
+			return errorResult(fail), false
+		}
+		if n := int64(len(updated)); n > h.maxFileBytes {
+			return errorResult(msgTooBig(c.path, n, h.maxFileBytes)), false
+		}
+		_, err = h.store.Put(ctx, key, updated, blob.Cond{IfVersion: info.Version})
+		switch {
+		case err == nil:
+			return textResult(done), false
+		case errors.Is(err, blob.ErrPrecondition):
+			return Result{}, true
+		}
+		return h.storageFailure(ctx, c, c.path, err), false
+	})
+}
+
+// isDir reports whether any key lies under the directory key.
+func (h *Handler) isDir(ctx context.Context, key string) (bool, error) {
+	for _, err := range h.store.List(ctx, key+"/") {
+		return err == nil, err
+	}
+	return false, nil
+}
+
+// strReplace replaces the one occurrence of old_str with new_str.
+func (h *Handler) strReplace(ctx context.Context, c *command) Result {
+	return h.edit(ctx, c, msgNotExistValid, func(content []byte) ([]byte, string, string) {
+		if c.oldStr == "" {
+			return nil, "", msgEmptyOldStr
+		}
+		old := []byte(c.oldStr)
+		at := bytes.Index(content, old)
+		if at < 0 {
+			return nil, "", msgNoMatch(c.oldStr, c.path)
+		}
+		if bytes.Contains(content[at+len(old):], old) {
+			return nil, "", msgManyMatches(c.oldStr, matchLines(content, old))
+		}
+		updated := make([]byte, 0, len(content)-len(old)+len(c.newStr))
+		updated = append(updated, content[:at]...)
+		updated = append(updated, c.newStr...)
+		updated = append(updated, content[at+len(old):]...)
+
+		// The snippet runs from 2 lines before the match's first line to 2
+		// lines after the last line of the inserted text.
+		first := 1 + bytes.Count(content[:at], []byte{'\n'})
+		last := first + strings.Count(c.newStr, "\n")
+		var b strings.Builder
+		b.WriteString(snippetHeader)
+		writeNumbered(&b, updated, max(first-2, 1), min(last+2, countLines(updated)), -1)
+		return updated, b.String(), ""
+	})
+}
+
+// matchLines returns the distinct 1-based line numbers where the
+// non-overlapping occurrences of old start, ascending.
+func matchLines(content, old []byte) []int {
+	var lines []int
+	line, counted := 1, 0 // line is the number of the line holding content[counted]
+	for i := 0; ; {
+		j := bytes.Index(content[i:], old)
+		if j < 0 {
+			return lines
+		}
+		at := i + j
+		line += bytes.Count(content[counted:at], []byte{'\n'})
+		counted = at
+		if len(lines) == 0 || lines[len(lines)-1] != line {
+			lines = append(lines, line)
+		}
+		i = at + len(old)
+	}
+}
+
+// insert adds insert_text as whole lines after line insert_line.
+func (h *Handler) insert(ctx context.Context, c *command) Result {
+	return h.edit(ctx, c, msgNotExist, func(content []byte) ([]byte, string, string) {
+		n := textLines(content)
+		if c.insertLine < 0 || c.insertLine > int64(n) {
+			return nil, "", msgInsertLine(c.insertLine, n)
+		}
+		text := strings.TrimSuffix(c.insertText, "\n")
+		k := int(c.insertLine)
+		updated := make([]byte, 0, len(content)+len(text)+1)
+		switch {
+		case len(content) == 0: // an empty file gains a final '\n'
+			updated = append(append(updated, text...), '\n')
+		case k == n && content[len(content)-1] != '\n': // after an unterminated last line
+			updated = append(append(append(updated, content...), '\n'), text...)
+		default:
+			at := lineStart(content, k+1)
+			updated = append(updated, content[:at]...)
+			updated = append(append(updated, text...), '\n')
+			updated = append(updated, content[at:]...)
+		}
+		return updated, msgInserted(c.path), ""
+	})
+}
+
+// textLines is the number of lines insert counts: a final '\n' ends the
+// last line rather than starting a new one, and an empty file has none.
+func textLines(content []byte) int {
+	n := bytes.Count(content, []byte{'\n'})
+	if len(content) > 0 && content[len(content)-1] != '\n' {
+		n++
+	}
+	return n
+}

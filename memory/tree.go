@@ -1,0 +1,135 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// delete removes a file with one Delete, or, when there is no such file, the
+// directory with everything beneath it through blob.DeleteTree.
+func (h *Handler) delete(ctx context.Context, c *command) Result {
+	key, res, ok := h.resolve(ctx, c, c.path)
+	if !ok {
+		return res
+	}
+	if key == "" {
+		return errorResult(msgDeleteRoot)
+	}
+	err := h.store.Delete(ctx, key, blob.Cond{})
+	if errors.Is(err, blob.ErrNotExist) {
+		err = blob.DeleteTree(ctx, h.store, key)
+		if errors.Is(err, blob.ErrNotExist) {
+			return errorResult(msgNotExist(c.path))
+		}
+	}
+	if err != nil {
+		return h.storageFailure(ctx, c, c.path, err)
+	}
+	return textResult(msgDeleted(c.path))
+}
+
+// rename moves a file or a directory through blob.Rename, which is atomic on
+// stores with blob.Renamer and otherwise copies before it deletes, so that
+// every file is always at its old path, its new path or both.
+//
+// SPEC.md orders the checks: root, old path missing, destination exists,
+// into itself, an ancestor of the destination is a file. When the new path's
+// parent is the old path's parent or one of its ancestors (and the new path
+// is not inside the old one), the old path's existence proves that parent is
+// a directory, and blob.Rename itself reports the two remaining failures in
+// that order. Otherwise the checks are made first, with Stat and List.
+func (h *Handler) rename(ctx context.Context, c *command) Result {
+	oldKey, res, ok := h.resolve(ctx, c, c.oldPath)
+	if !ok {
+		return res
+	}
+	newKey, res, ok := h.resolve(ctx, c, c.newPath)
+	if !ok {
+		return res
+	}
+	if oldKey == "" {
+		return errorResult(msgRenameRoot)
+	}
+	known := newKey != "" && newKey != oldKey && !within(newKey, oldKey) &&
+		(parent(newKey) == "" || within(oldKey, parent(newKey)))
+	if !known {
+		if res, ok := h.checkRename(ctx, c, oldKey, newKey); !ok {
+			return res
+		}
+	}
+	err := blob.Rename(ctx, h.store, oldKey, newKey)
+	switch {
+	case err == nil:
+		return textResult(msgRenamed(c.oldPath, c.newPath))
+	case errors.Is(err, blob.ErrNotExist):
+		return errorResult(msgNotExist(c.oldPath))
+	case errors.Is(err, blob.ErrPrecondition):
+		return errorResult(msgDestExists(c.newPath))
+	}
+	return h.storageFailure(ctx, c, c.oldPath, err)
+}
+
+// checkRename makes rename's checks in SPEC.md's order with explicit probes.
+// It returns ok == false and the Result to return on the first that fails.
+func (h *Handler) checkRename(ctx context.Context, c *command, oldKey, newKey string) (Result, bool) {
+	found, err := h.exists(ctx, oldKey)
+	switch {
+	case err != nil:
+		return h.storageFailure(ctx, c, c.oldPath, err), false
+	case !found:
+		return errorResult(msgNotExist(c.oldPath)), false
+	}
+	found, err = h.exists(ctx, newKey)
+	switch {
+	case err != nil:
+		return h.storageFailure(ctx, c, c.oldPath, err), false
+	case found:
+		return errorResult(msgDestExists(c.newPath)), false
+	case within(newKey, oldKey):
+		return errorResult(msgIntoItself(c.oldPath, c.newPath)), false
+	}
+	// The old path's ancestors are directories since it exists; any other
+	// ancestor of the new path must not be a file. One with keys beneath it
+	// is a directory, and Stat finds it missing, which is fine.
+	for i := strings.IndexByte(newKey, '/'); i >= 0; i = nextSlash(newKey, i) {
+		dir := newKey[:i]
+		if within(oldKey, dir) {
+			continue
+		}
+		_, err := h.store.Stat(ctx, dir)
+		switch {
+		case err == nil:
+			return errorResult(msgAncestorFile(dir)), false
+		case !errors.Is(err, blob.ErrNotExist):
+			return h.storageFailure(ctx, c, c.oldPath, err), false
+		}
+	}
+	return Result{}, true
+}
+
+// nextSlash returns the index of the first '/' in s after index i, or -1.
+func nextSlash(s string, i int) int {
+	if j := strings.IndexByte(s[i+1:], '/'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
+}
+
+// exists reports whether key is a file or a directory: one Stat, and when
+// there is no such file, one List of its first key beneath.
+func (h *Handler) exists(ctx context.Context, key string) (bool, error) {
+	if key == "" {
+		return true, nil
+	}
+	_, err := h.store.Stat(ctx, key)
+	switch {
+	case err == nil:
+		return true, nil
+	case !errors.Is(err, blob.ErrNotExist):
+		return false, err
+	}
+	return h.isDir(ctx, key)
+}

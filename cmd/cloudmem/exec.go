@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// maxLine is the longest command line exec accepts, newline excluded.
+const maxLine = 16 << 20
+
+// tooLongText is the result for a line over maxLine. It follows the
+// handler's wording for malformed input.
+var tooLongText = fmt.Sprintf("Error: Invalid memory command input: the input is longer than %d bytes", maxLine)
+
+// runExec implements "cloudmem exec": one memory command per input line, one
+// result per output line, until EOF. A bad line gets its error result and
+// the next line runs; the results carry the errors, so exec exits 0 at EOF
+// whatever they were. It exits 1 when the store cannot be opened or stdin or
+// stdout fails.
+func runExec(c *cli, args []string) int {
+	fs := flag.NewFlagSet("cloudmem exec", flag.ContinueOnError)
+	usage := subcommandUsage("exec < commands.jsonl",
+		"Reads memory commands (the input JSON of a tool_use block), one per line, from stdin,\n"+
+			"and writes one result per line to stdout, in the same order:\n"+
+			`  {"content":"<text>","is_error":false}`+"\n"+
+			"An image result's content is an array with one image block. A line that is not a valid\n"+
+			"command gets an error result and the next line runs.")
+	if code, done := c.parse(fs, args, usage); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	h, err := c.openHandler()
+	if err != nil {
+		return c.fail("exec", err)
+	}
+
+	in := bufio.NewReaderSize(c.stdin, 64<<10)
+	out := bufio.NewWriter(c.stdout)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for {
+		line, tooLong, readErr := readLine(in, maxLine)
+		if readErr != nil && !errors.Is(readErr, io.EOF) {
+			return c.fail("exec", fmt.Errorf("reading stdin: %w", readErr))
+		}
+		if len(line) > 0 || tooLong || readErr == nil {
+			res := memory.Result{Text: tooLongText, IsError: true}
+			if !tooLong {
+				res = h.Execute(c.ctx, line)
+			}
+			if err := enc.Encode(wireResult(res)); err != nil {
+				return c.fail("exec", fmt.Errorf("writing stdout: %w", err))
+			}
+			// Flush each result: a caller on the other end of a pipe
+			// waits for it before sending the next command.
+			if err := out.Flush(); err != nil {
+				return c.fail("exec", fmt.Errorf("writing stdout: %w", err))
+			}
+		}
+		if readErr != nil { // io.EOF
+			return exitOK
+		}
+	}
+}
+
+// readLine reads one line, without its '\n'. A line longer than max bytes
+// is consumed to its end but not kept: readLine returns tooLong and no data.
+// At the end of input it returns io.EOF together with the last, unterminated
+// line (which may be empty).
+func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if n := len(chunk); err == nil && n > 0 {
+			chunk = chunk[:n-1] // the newline
+		}
+		if !tooLong {
+			if len(line)+len(chunk) > max {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, tooLong, err
+		}
+	}
+}
+
+// result is the JSON form of a memory.Result on exec's output.
+type result struct {
+	Content any  `json:"content"` // a string, or []imageBlock
+	IsError bool `json:"is_error"`
+}
+
+// imageBlock is an image content block of the Messages API.
+type imageBlock struct {
+	Type   string      `json:"type"` // "image"
+	Source imageSource `json:"source"`
+}
+
+type imageSource struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+func wireResult(r memory.Result) result {
+	if r.Image == nil {
+		return result{Content: r.Text, IsError: r.IsError}
+	}
+	return result{
+		Content: []imageBlock{{
+			Type: "image",
+			Source: imageSource{
+				Type:      "base64",
+				MediaType: r.Image.MediaType,
+				Data:      base64.StdEncoding.EncodeToString(r.Image.Data),
+			},
+		}},
+		IsError: r.IsError,
+	}
+}

@@ -3,10 +3,12 @@ package storeurl_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"net/url"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
 
@@ -59,4 +61,25 @@ func ExampleCheckParams() {
 	// Output:
 	// <nil>
 	// storeurl: scratch: unknown URL parameters "colour", "lable" (scratch accepts: label; every scheme accepts: age_identity_file, age_recipients, encrypt, prefix, readonly)
+}
+
+// The README's example: open a store from its URL, put a memory Handler over
+// it, and run a command the model sent. The README opens a directory; this
+// example uses an in-memory store so that it runs anywhere.
+func Example_memoryTool() {
+	ctx := context.Background()
+	store, err := storeurl.Open(ctx, "mem://?prefix=user-42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := memory.New(store, memory.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// input: the raw JSON "input" of a memory tool_use block.
+	input := []byte(`{"command":"create","path":"/memories/todo.md","file_text":"- buy milk\n"}`)
+	res := h.Execute(ctx, input)
+	// Send the tool_result back: res.Text (or res.Image), with is_error = res.IsError.
+	fmt.Println(res.Text, res.IsError)
+	// Output: File created successfully at: /memories/todo.md false
 }

@@ -1,0 +1,396 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// plainStore hides every optional capability of the store it embeds, so
+// that blob.Rename and blob.DeleteTree take their portable fallbacks.
+type plainStore struct{ blob.Store }
+
+// quiet is a Logger for handlers whose storage failures are expected.
+var quiet = slog.New(slog.DiscardHandler)
+
+// seed writes files (store key → content) straight into s.
+func seed(t testing.TB, s blob.Store, files map[string]string) {
+	t.Helper()
+	for key, content := range files {
+		if _, err := s.Put(context.Background(), key, []byte(content), blob.Cond{}); err != nil {
+			t.Fatalf("seed %q: %v", key, err)
+		}
+	}
+}
+
+// contents reads back every key of s with its content.
+func contents(t testing.TB, s blob.Store) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	infos, err := blob.ListAll(ctx, s, "")
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	out := map[string]string{}
+	for _, info := range infos {
+		data, _, err := s.Get(ctx, info.Key)
+		if err != nil {
+			t.Fatalf("Get %q: %v", info.Key, err)
+		}
+		out[info.Key] = string(data)
+	}
+	return out
+}
+
+// manyFiles returns n files dir/f0000.md ... with one-byte contents.
+func manyFiles(dir string, n int) map[string]string {
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("%s/f%04d.md", dir, i)] = "x"
+	}
+	return files
+}
+
+// The storage calls each command makes, exactly. These rows are the table
+// in the package documentation ("Storage calls"); a change that adds a call
+// must change both.
+func TestStorageCalls(t *testing.T) {
+	base := map[string]string{
+		"notes/a.md":     "alpha\nbeta\n",
+		"notes/b.md":     "bee\n",
+		"notes/sub/c.md": "see\n",
+		"ab.md":          "not under notes",
+	}
+	dir5 := manyFiles("proj", 5)
+	type row struct {
+		name   string
+		files  map[string]string // besides base
+		opts   memory.Options
+		input  string
+		text   string      // the whole expected Result.Text
+		calls  blob.Counts // on both stores, unless mem and plain are set
+		mem    blob.Counts // over mem.New (Renamer, TreeDeleter)
+		plain  blob.Counts // over a store without capabilities
+		prefix []string    // if set, the List prefixes, in order (mem)
+	}
+	rows := []row{
+		{name: "view file", input: `{"command":"view","path":"/memories/notes/b.md"}`,
+			text:  "Here's the content of /memories/notes/b.md with line numbers:\n     1\tbee\n     2\t",
+			calls: blob.Counts{Get: 1}},
+		{name: "view directory", input: `{"command":"view","path":"/memories/notes"}`,
+			text: "Here're the files and directories up to 2 levels deep in /memories/notes, excluding hidden items and node_modules:\n" +
+				"19B\t/memories/notes\n11B\t/memories/notes/a.md\n4B\t/memories/notes/b.md\n4B\t/memories/notes/sub/\n4B\t/memories/notes/sub/c.md",
+			prefix: []string{"notes/"},
+			calls:  blob.Counts{Get: 1, List: 1}},
+		{name: "view root", input: `{"command":"view","path":"/memories/"}`,
+			text: "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
+				"34B\t/memories\n15B\t/memories/ab.md\n19B\t/memories/notes/\n11B\t/memories/notes/a.md\n4B\t/memories/notes/b.md\n4B\t/memories/notes/sub/",
+			prefix: []string{""},
+			calls:  blob.Counts{List: 1}},
+		{name: "view missing", input: `{"command":"view","path":"/memories/nope"}`,
+			text:  "Error: The path /memories/nope does not exist. Please provide a valid path.",
+			calls: blob.Counts{Get: 1, List: 1}},
+		{name: "view directory of 1000 files", files: manyFiles("big", 1000), input: `{"command":"view","path":"/memories/big"}`,
+			calls: blob.Counts{Get: 1, List: 1}},
+		{name: "create", input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
+			text: "File created successfully at: /memories/notes/new.md", prefix: []string{""},
+			calls: blob.Counts{List: 1, Put: 1}},
+		{name: "create without file limit", opts: memory.Options{MaxFiles: -1},
+			input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
+			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes"},
+			calls: blob.Counts{List: 1, Put: 1}},
+		{name: "create overwriting", opts: memory.Options{Overwrite: true},
+			input: `{"command":"create","path":"/memories/notes/a.md","file_text":"n"}`,
+			text:  "File created successfully at: /memories/notes/a.md",
+			calls: blob.Counts{List: 1, Put: 1}},
+		{name: "str_replace", input: `{"command":"str_replace","path":"/memories/notes/a.md","old_str":"beta","new_str":"gamma"}`,
+			text: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +
+				"     1\talpha\n     2\tgamma\n     3\t",
+			calls: blob.Counts{Get: 1, Put: 1}},
+		{name: "insert", input: `{"command":"insert","path":"/memories/notes/a.md","insert_line":1,"insert_text":"x"}`,
+			text:  "The file /memories/notes/a.md has been edited.",
+			calls: blob.Counts{Get: 1, Put: 1}},
+		{name: "str_replace on a directory", input: `{"command":"str_replace","path":"/memories/notes","old_str":"a"}`,
+			text: "Error: The path /memories/notes is not a file.", prefix: []string{"notes/"},
+			calls: blob.Counts{Get: 1, List: 1}},
+		{name: "delete file", input: `{"command":"delete","path":"/memories/notes/a.md"}`,
+			text:  "Successfully deleted /memories/notes/a.md",
+			calls: blob.Counts{Delete: 1}},
+		// A directory: Delete finds no file, then DeleteTree, or its fallback
+		// (one List and a Delete per file).
+		{name: "delete directory", input: `{"command":"delete","path":"/memories/notes"}`,
+			text: "Successfully deleted /memories/notes",
+			mem:  blob.Counts{Delete: 1, DeleteTree: 1}, plain: blob.Counts{Delete: 4, List: 1}},
+		// The fallback: Get the source, List the destination tree, Put the
+		// copy, Delete the source.
+		{name: "rename file in its directory", input: `{"command":"rename","old_path":"/memories/notes/a.md","new_path":"/memories/notes/z.md"}`,
+			text: "Successfully renamed /memories/notes/a.md to /memories/notes/z.md",
+			mem:  blob.Counts{Rename: 1}, plain: blob.Counts{Get: 1, List: 1, Put: 1, Delete: 1}},
+		{name: "rename file to an ancestor", input: `{"command":"rename","old_path":"/memories/notes/sub/c.md","new_path":"/memories/c.md"}`,
+			text: "Successfully renamed /memories/notes/sub/c.md to /memories/c.md",
+			mem:  blob.Counts{Rename: 1}, plain: blob.Counts{Get: 1, List: 1, Put: 1, Delete: 1}},
+		// Probes in SPEC order: the source exists (Stat), the destination does
+		// not (Stat, List), its ancestors x and x/y are no files (Stat each).
+		{name: "rename file to another directory", input: `{"command":"rename","old_path":"/memories/notes/a.md","new_path":"/memories/x/y/a.md"}`,
+			text: "Successfully renamed /memories/notes/a.md to /memories/x/y/a.md",
+			mem:  blob.Counts{Stat: 4, List: 1, Rename: 1}, plain: blob.Counts{Stat: 4, List: 2, Get: 1, Put: 1, Delete: 1}},
+		// The fallback for a directory: Get (no such file), List the sources,
+		// Stat and List the destination, then Get, Put and Delete each file.
+		{name: "rename 5-file directory", files: dir5, input: `{"command":"rename","old_path":"/memories/proj","new_path":"/memories/old-proj"}`,
+			text: "Successfully renamed /memories/proj to /memories/old-proj",
+			mem:  blob.Counts{Rename: 1}, plain: blob.Counts{Get: 6, List: 2, Stat: 1, Put: 5, Delete: 5}},
+		{name: "read-only refusal", opts: memory.Options{ReadOnly: true}, input: `{"command":"delete","path":"/memories/notes"}`,
+			text:  "Error: The memory directory is read-only: delete is not allowed",
+			calls: blob.Counts{}},
+	}
+	for _, kind := range []string{"mem", "plain"} {
+		for _, r := range rows {
+			t.Run(kind+"/"+r.name, func(t *testing.T) {
+				inner := mem.New(nil)
+				seed(t, inner, base)
+				seed(t, inner, r.files)
+				var store blob.Store = inner
+				want := r.mem
+				if kind == "plain" {
+					store, want = plainStore{inner}, r.plain
+				}
+				if r.mem == (blob.Counts{}) && r.plain == (blob.Counts{}) {
+					want = r.calls
+				}
+				rec := &listRecorder{Store: store}
+				if kind == "plain" {
+					store = rec // still capability-less
+				} else {
+					store = recordingMem{rec}
+				}
+				counter := blob.NewCounter(store)
+				opts := r.opts
+				opts.Logger = quiet
+				h, err := memory.New(counter, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := h.Execute(t.Context(), []byte(r.input))
+				if r.text != "" && got.Text != r.text {
+					t.Errorf("text:\n got %q\nwant %q", got.Text, r.text)
+				}
+				if r.text == "" && got.IsError {
+					t.Errorf("unexpected error: %q", got.Text)
+				}
+				if c := counter.Counts(); c != want {
+					t.Errorf("calls: got %+v, want %+v", c, want)
+				}
+				if r.prefix != nil && kind == "mem" && !slices.Equal(rec.prefixes(), r.prefix) {
+					t.Errorf("List prefixes: got %q, want %q", rec.prefixes(), r.prefix)
+				}
+			})
+		}
+	}
+}
+
+// listRecorder records the prefixes it is asked to List.
+type listRecorder struct {
+	blob.Store
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *listRecorder) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	l.mu.Lock()
+	l.seen = append(l.seen, prefix)
+	l.mu.Unlock()
+	return l.Store.List(ctx, prefix)
+}
+
+func (l *listRecorder) prefixes() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.seen)
+}
+
+// recordingMem is a listRecorder over mem that keeps mem's capabilities.
+type recordingMem struct{ *listRecorder }
+
+func (r recordingMem) Rename(ctx context.Context, src, dst string) error {
+	return r.Store.(blob.Renamer).Rename(ctx, src, dst)
+}
+
+func (r recordingMem) DeleteTree(ctx context.Context, dir string) error {
+	return r.Store.(blob.TreeDeleter).DeleteTree(ctx, dir)
+}
+
+// create without the file limit lists only the first path segment, and must
+// not take keys that merely share its string prefix for its own.
+func TestCreateWithoutLimitIgnoresPrefixSiblings(t *testing.T) {
+	s := mem.New(nil)
+	seed(t, s, map[string]string{"a.md.bak": "x", "a.mdx/y": "x", "b": "file"})
+	h, err := memory.New(s, memory.Options{MaxFiles: -1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ input, want string }{
+		{`{"command":"create","path":"/memories/a.md","file_text":"new"}`, "File created successfully at: /memories/a.md"},
+		{`{"command":"create","path":"/memories/a.md","file_text":"again"}`, "Error: File /memories/a.md already exists"},
+		{`{"command":"create","path":"/memories/a.mdx","file_text":"x"}`, "Error: File /memories/a.mdx already exists"},
+		{`{"command":"create","path":"/memories/b/c/d.md","file_text":"x"}`, "Error: The path /memories/b is a file, not a directory"},
+	} {
+		if got := h.Execute(t.Context(), []byte(c.input)); got.Text != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.input, got.Text, c.want)
+		}
+	}
+}
+
+// rivalStore simulates another writer: before each of the first `rivals`
+// conditional Puts it passes on, it rewrites the key itself with edit.
+type rivalStore struct {
+	blob.Store
+	mu     sync.Mutex
+	rivals int
+	edit   func(old string) string
+}
+
+func (r *rivalStore) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	r.mu.Lock()
+	if r.rivals > 0 {
+		r.rivals--
+		old, _, err := r.Store.Get(ctx, key)
+		if err != nil && !errors.Is(err, blob.ErrNotExist) {
+			r.mu.Unlock()
+			return blob.Info{}, err
+		}
+		if _, err := r.Store.Put(ctx, key, []byte(r.edit(string(old))), blob.Cond{}); err != nil {
+			r.mu.Unlock()
+			return blob.Info{}, err
+		}
+	}
+	r.mu.Unlock()
+	return r.Store.Put(ctx, key, data, c)
+}
+
+// A write that loses a race is re-applied to the other writer's content;
+// one that loses every race changes nothing and says so.
+func TestConflictRetries(t *testing.T) {
+	appendLine := func(old string) string { return old + "rival\n" }
+	shrink := func(string) string { return "one\n" }
+	cases := []struct {
+		name   string
+		rivals int
+		edit   func(string) string
+		input  string
+		want   string
+		file   string // a.md afterwards
+		calls  blob.Counts
+	}{
+		{"str_replace re-applied", 1, appendLine, `{"command":"str_replace","path":"/memories/a.md","old_str":"one","new_str":"ONE"}`,
+			"The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tONE\n     2\ttwo\n     3\trival",
+			"ONE\ntwo\nrival\n", blob.Counts{Get: 2, Put: 2}},
+		{"str_replace matches re-checked", 1, shrink, `{"command":"str_replace","path":"/memories/a.md","old_str":"two","new_str":"2"}`,
+			"Error: No replacement was performed, old_str `two` did not appear verbatim in /memories/a.md.",
+			"one\n", blob.Counts{Get: 2, Put: 1}},
+		{"insert re-applied", 2, appendLine, `{"command":"insert","path":"/memories/a.md","insert_line":2,"insert_text":"mine"}`,
+			"The file /memories/a.md has been edited.", "one\ntwo\nmine\nrival\nrival\n", blob.Counts{Get: 3, Put: 3}},
+		{"insert range re-checked", 1, shrink, `{"command":"insert","path":"/memories/a.md","insert_line":2,"insert_text":"mine"}`,
+			"Error: Invalid `insert_line` parameter: 2. It should be within the range of lines of the file: [0, 1]",
+			"one\n", blob.Counts{Get: 2, Put: 1}},
+		{"create overwriting re-applied", 1, appendLine, `{"command":"create","path":"/memories/a.md","file_text":"mine"}`,
+			"File created successfully at: /memories/a.md", "mine", blob.Counts{List: 2, Put: 2}},
+		{"gives up after the retries", 3, appendLine, `{"command":"str_replace","path":"/memories/a.md","old_str":"one","new_str":"ONE"}`,
+			"Error: The file /memories/a.md was changed by another writer at the same time; no change was made. Try the command again.",
+			"one\ntwo\nrival\nrival\nrival\n", blob.Counts{Get: 3, Put: 3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inner := mem.New(nil)
+			seed(t, inner, map[string]string{"a.md": "one\ntwo\n"})
+			counter := blob.NewCounter(&rivalStore{Store: inner, rivals: c.rivals, edit: c.edit})
+			h, err := memory.New(counter, memory.Options{Retries: 2, Overwrite: true, Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := h.Execute(t.Context(), []byte(c.input)); got.Text != c.want {
+				t.Errorf("text:\n got %q\nwant %q", got.Text, c.want)
+			}
+			if got := contents(t, inner)["a.md"]; got != c.file {
+				t.Errorf("a.md: got %q, want %q", got, c.file)
+			}
+			if got := counter.Counts(); got != c.calls {
+				t.Errorf("calls: got %+v, want %+v", got, c.calls)
+			}
+		})
+	}
+}
+
+// create without Overwrite never replaces a file another writer created
+// between its List and its Put.
+func TestCreateLosesRaceToRival(t *testing.T) {
+	inner := mem.New(nil)
+	h, err := memory.New(&rivalStore{Store: inner, rivals: 1, edit: func(string) string { return "theirs" }}, memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.Execute(t.Context(), []byte(`{"command":"create","path":"/memories/a.md","file_text":"mine"}`))
+	if want := "Error: File /memories/a.md already exists"; got.Text != want {
+		t.Errorf("got %q, want %q", got.Text, want)
+	}
+	if got := contents(t, inner); !maps.Equal(got, map[string]string{"a.md": "theirs"}) {
+		t.Errorf("store: %q", got)
+	}
+}
+
+// Many handlers inserting into one file at once: every insert reported done
+// is in the file, exactly once, and every one reported failed is not.
+func TestConcurrentInsertsLoseNothing(t *testing.T) {
+	s := mem.New(nil)
+	seed(t, s, map[string]string{"log.md": ""})
+	const writers, each = 8, 10
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		done = map[string]bool{}
+	)
+	for w := range writers {
+		wg.Go(func() {
+			h, err := memory.New(s, memory.Options{Retries: 20, Logger: quiet})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range each {
+				line := fmt.Sprintf("w%d-%d", w, i)
+				r := h.Execute(t.Context(), fmt.Appendf(nil, `{"command":"insert","path":"/memories/log.md","insert_line":0,"insert_text":%q}`, line))
+				mu.Lock()
+				done[line] = !r.IsError
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	got := strings.Split(strings.TrimSuffix(contents(t, s)["log.md"], "\n"), "\n")
+	count := map[string]int{}
+	for _, line := range got {
+		count[line]++
+	}
+	for line, ok := range done {
+		want := 0
+		if ok {
+			want = 1
+		}
+		if count[line] != want {
+			t.Errorf("%s: reported done=%v, found %d times in the file", line, ok, count[line])
+		}
+	}
+	if len(got) > writers*each {
+		t.Errorf("the file has %d lines, more than the %d inserts", len(got), writers*each)
+	}
+}

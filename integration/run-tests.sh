@@ -54,7 +54,7 @@ trap finish EXIT
 
 step "gofmt"
 unformatted=$(find . \( -path ./.git -o -path ./integration/.tools -o -name testdata \) -prune \
-	-o -name '*.go' -print0 | xargs -0 gofmt -l)
+	-o -name '*.go' -print0 | xargs -0 -r gofmt -l)
 if [[ -n $unformatted ]]; then
 	printf 'these files need gofmt -w:\n%s\n' "$unformatted"
 	exit 1

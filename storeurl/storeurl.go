@@ -80,9 +80,10 @@ type Backend struct {
 	// the backend to apply itself (for example, Redis puts it inside a
 	// cluster hash tag). The store it returns must then behave exactly as
 	// blob.Prefix(store, prefix) would: key k lives at prefix+"/"+k and
-	// nothing outside the prefix is reachable. Open has already checked that
-	// the value is a valid key and appears once. When false (the zero
-	// value), storeurl removes prefix and wraps the store with blob.Prefix.
+	// nothing outside the prefix is reachable. Open has checked the value
+	// (it appears once, and is a valid key once surrounding '/' are
+	// removed) and left it in the URL in that cleaned form. When false (the
+	// zero value), Open removes prefix and wraps the store with blob.Prefix.
 	NativePrefix bool
 }
 
@@ -158,9 +159,9 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storeurl: malformed query: %w", err)
 	}
-	for name, values := range query {
-		if len(values) > 1 && isShared(name) {
-			return nil, fmt.Errorf("storeurl: parameter %s given %d times", name, len(values))
+	for _, name := range sharedParams() {
+		if n := len(query[name]); n > 1 {
+			return nil, fmt.Errorf("storeurl: parameter %s given %d times", name, n)
 		}
 	}
 	prefix, hasPrefix, err := takePrefix(query, b.NativePrefix)
@@ -191,9 +192,11 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 		return nil, err
 	}
 	if hasPrefix && !b.NativePrefix {
-		if s, err = blob.Prefix(s, prefix); err != nil {
+		ps, err := blob.Prefix(s, prefix)
+		if err != nil {
 			return fail(fmt.Errorf("storeurl: prefix: %w", err))
 		}
+		s = ps
 	}
 	if len(crypt) > 0 {
 		es, err := encrypt(ctx, s, crypt)
@@ -256,15 +259,13 @@ func validScheme(s string) bool {
 	return true
 }
 
-// takePrefix validates the prefix parameter and removes it from query unless
-// the backend applies it natively.
+// takePrefix validates the prefix parameter and cleans it (removing
+// surrounding '/'). It removes it from query, unless the backend applies it
+// natively: then it leaves the cleaned value there.
 func takePrefix(query url.Values, native bool) (prefix string, ok bool, err error) {
 	values, ok := query[paramPrefix]
 	if !ok {
 		return "", false, nil
-	}
-	if !native {
-		delete(query, paramPrefix)
 	}
 	prefix = strings.Trim(values[0], "/")
 	if prefix == "" {
@@ -272,6 +273,11 @@ func takePrefix(query url.Values, native bool) (prefix string, ok bool, err erro
 	}
 	if err := blob.CheckKey(prefix); err != nil {
 		return "", false, fmt.Errorf("storeurl: prefix=%s: %w", values[0], err)
+	}
+	if native {
+		query.Set(paramPrefix, prefix)
+	} else {
+		delete(query, paramPrefix)
 	}
 	return prefix, true, nil
 }
@@ -292,9 +298,9 @@ func takeReadOnly(query url.Values) (bool, error) {
 	return false, fmt.Errorf("storeurl: readonly=%s: want true, false, 1 or 0", values[0])
 }
 
-// isShared reports whether name is a shared parameter handled by Open.
-func isShared(name string) bool {
-	return name == paramPrefix || name == paramReadOnly || slices.Contains(encryptParams, name)
+// sharedParams returns the names of the shared parameters, sorted.
+func sharedParams() []string {
+	return slices.Sorted(slices.Values(append([]string{paramPrefix, paramReadOnly}, encryptParams...)))
 }
 
 // CheckParams returns an error naming every query parameter of u that is
@@ -315,9 +321,10 @@ func CheckParams(u *url.URL, allowed ...string) error {
 	if err != nil {
 		return fmt.Errorf("storeurl: %s: malformed query: %w", u.Scheme, err)
 	}
+	shared := sharedParams()
 	var unknown []string
 	for name := range query {
-		if !slices.Contains(allowed, name) && !isShared(name) {
+		if !slices.Contains(allowed, name) && !slices.Contains(shared, name) {
 			unknown = append(unknown, fmt.Sprintf("%q", name))
 		}
 	}
@@ -334,7 +341,6 @@ func CheckParams(u *url.URL, allowed ...string) error {
 	if len(own) == 0 {
 		accepts = ""
 	}
-	shared := slices.Sorted(slices.Values(append([]string{paramPrefix, paramReadOnly}, encryptParams...)))
 	return fmt.Errorf("storeurl: %s: unknown URL %s %s (%severy scheme accepts: %s)",
 		u.Scheme, noun, strings.Join(unknown, ", "), accepts, strings.Join(shared, ", "))
 }

@@ -97,6 +97,7 @@ func TestBackendURL(t *testing.T) {
 		{"capture://bucket/dir?region=eu&prefix=p&readonly=1", captured, "capture://bucket/dir?region=eu"},
 		{"CAPTURE://Bucket?prefix=a/b&region=x&readonly=false", captured, "capture://Bucket?region=x"},
 		{"capture-native://h?prefix=p&readonly=true", capturedNative, "capture-native://h?prefix=p"},
+		{"capture-native://h?prefix=%2Fteam%2Fp%2F", capturedNative, "capture-native://h?prefix=team%2Fp"},
 		{"capture-native://h?region=r", capturedNative, "capture-native://h?region=r"},
 	} {
 		if _, err := storeurl.Open(context.Background(), tc.raw); err != nil {
@@ -191,6 +192,7 @@ func TestOpenErrors(t *testing.T) {
 		{"mem://?readonly=TRUE", "storeurl: readonly=TRUE: want true, false, 1 or 0"},
 		{"mem://?readonly=1&readonly=1", "storeurl: parameter readonly given 2 times"},
 		{"mem://?prefix=a&prefix=b", "storeurl: parameter prefix given 2 times"},
+		{"mem://?readonly=1&readonly=1&prefix=a&prefix=b&prefix=c", "storeurl: parameter prefix given 3 times"},
 		{"mem://?prefix=", "storeurl: prefix is empty (leave it out to use the whole store)"},
 		{"mem://?prefix=/", "storeurl: prefix is empty (leave it out to use the whole store)"},
 		{"mem://?prefix=a/../b", `storeurl: prefix=a/../b: blob: invalid key: ".." segment`},

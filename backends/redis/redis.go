@@ -1,0 +1,338 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// URL schemes this package registers with storeurl.
+const (
+	Scheme           = "redis"          // one server, plain TCP
+	SchemeTLS        = "rediss"         // one server, TLS
+	SchemeCluster    = "redis-cluster"  // Redis Cluster, plain TCP
+	SchemeClusterTLS = "rediss-cluster" // Redis Cluster, TLS
+)
+
+const (
+	listPageSize = 1000        // index members per List page
+	markTTL      = time.Minute // how long a write's outcome is kept for retries
+)
+
+// Options configures a store. A nil *Options is the zero value.
+type Options struct {
+	// Prefix names the store within the Redis database: stores with
+	// different prefixes have disjoint keys, and a store sees nothing of
+	// any other. Surrounding '/' are dropped; the rest must be a valid blob
+	// key without '{' or '}'. "" means DefaultPrefix.
+	Prefix string
+}
+
+// Open returns a store over client, which may be a *goredis.Client, a
+// *goredis.ClusterClient or any other UniversalClient; the store does not
+// take ownership of it (closing the store leaves client open). Open loads
+// the store's Lua scripts into the server, so an unreachable server or a
+// wrong password is reported here. A nil opts means the zero Options.
+//
+// The store is safe for concurrent use. It needs Redis 5.0 or later.
+// Context cancellation interrupts a command in flight only when client
+// was created with ContextTimeoutEnabled (the URL opener sets it).
+func Open(ctx context.Context, client goredis.UniversalClient, opts *Options) (blob.Store, error) {
+	return open(ctx, client, opts, false, "")
+}
+
+// open is Open for a client the store may own (owned: Close closes it) and
+// whose password (secret) must never appear in an error.
+func open(ctx context.Context, client goredis.UniversalClient, opts *Options, owned bool, secret string) (*store, error) {
+	if client == nil {
+		return nil, errors.New("redis: Open: nil client")
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	prefix, err := checkPrefix(opts.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	s := &store{client: client, keys: newKeys(prefix), owned: owned, secret: secret}
+	if err := ctx.Err(); err != nil {
+		return nil, s.wrapErr(ctx, "open", prefix, nil, err)
+	}
+	for _, sc := range scripts {
+		if err := sc.Load(ctx, client).Err(); err != nil {
+			return nil, s.wrapErr(ctx, "open", prefix, nil, err)
+		}
+	}
+	return s, nil
+}
+
+// store is the blob.Store over one prefix of one Redis database.
+type store struct {
+	client goredis.UniversalClient
+	keys   keys
+	owned  bool   // Close closes client
+	secret string // the password, scrubbed from errors
+}
+
+var (
+	_ blob.Renamer     = (*store)(nil)
+	_ blob.TreeDeleter = (*store)(nil)
+	_ io.Closer        = (*store)(nil)
+)
+
+// Close closes the Redis client if the store created it (opened from a URL);
+// a store from Open leaves its caller's client open and Close does nothing.
+func (s *store) Close() error {
+	if !s.owned {
+		return nil
+	}
+	return s.client.Close()
+}
+
+func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	vals, err := s.client.HMGet(ctx, s.keys.object(key), "d", "v", "s", "m").Result()
+	if err != nil {
+		return nil, blob.Info{}, s.wrapErr(ctx, "get", key, nil, err)
+	}
+	if vals[0] == nil || vals[1] == nil {
+		return nil, blob.Info{}, s.wrapErr(ctx, "get", key, blob.ErrNotExist, nil)
+	}
+	data, ok := vals[0].(string)
+	if !ok {
+		return nil, blob.Info{}, s.wrapErr(ctx, "get", key, nil, fmt.Errorf("data field is a %T", vals[0]))
+	}
+	info, err := parseInfo(key, vals[1], vals[2], vals[3])
+	if err != nil {
+		return nil, blob.Info{}, s.wrapErr(ctx, "get", key, nil, err)
+	}
+	return []byte(data), info, nil
+}
+
+func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return blob.Info{}, err
+	}
+	vals, err := s.client.HMGet(ctx, s.keys.object(key), "v", "s", "m").Result()
+	if err != nil {
+		return blob.Info{}, s.wrapErr(ctx, "stat", key, nil, err)
+	}
+	if vals[0] == nil {
+		return blob.Info{}, s.wrapErr(ctx, "stat", key, blob.ErrNotExist, nil)
+	}
+	info, err := parseInfo(key, vals[0], vals[1], vals[2])
+	if err != nil {
+		return blob.Info{}, s.wrapErr(ctx, "stat", key, nil, err)
+	}
+	return info, nil
+}
+
+func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return blob.Info{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return blob.Info{}, err
+	}
+	mode, version := condArgs(c)
+	k := s.keys
+	res, err := putScript.Run(ctx, s.client,
+		[]string{k.idx, k.seq, k.writeMark(rand.Text()), k.object(key)},
+		key, data, mode, version, markTTL.Milliseconds()).Slice()
+	if err != nil {
+		return blob.Info{}, s.wrapErr(ctx, "put", key, nil, err)
+	}
+	if len(res) == 0 || res[0] != int64(1) {
+		return blob.Info{}, s.wrapErr(ctx, "put", key, blob.ErrPrecondition, nil)
+	}
+	var ver, mtime string
+	if len(res) == 2 {
+		out, _ := res[1].(string)
+		ver, mtime, _ = strings.Cut(out, " ")
+	}
+	info, err := parseInfo(key, ver, strconv.Itoa(len(data)), mtime)
+	if err != nil {
+		return blob.Info{}, s.wrapErr(ctx, "put", key, nil, err)
+	}
+	return info, nil
+}
+
+func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
+	if err := checkCall(ctx, key); err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	mode, version := condArgs(c)
+	k := s.keys
+	n, err := deleteScript.Run(ctx, s.client,
+		[]string{k.idx, k.writeMark(rand.Text()), k.object(key)},
+		key, mode, version, markTTL.Milliseconds()).Int()
+	switch {
+	case err != nil:
+		return s.wrapErr(ctx, "delete", key, nil, err)
+	case n == 0 && c.IfVersion != "":
+		// A missing object has no version, so the condition failed; this
+		// matches what the in-memory store reports.
+		return s.wrapErr(ctx, "delete", key, blob.ErrPrecondition, nil)
+	case n == 0:
+		return s.wrapErr(ctx, "delete", key, blob.ErrNotExist, nil)
+	case n < 0:
+		return s.wrapErr(ctx, "delete", key, blob.ErrPrecondition, nil)
+	}
+	return nil
+}
+
+// List pages through the index, listPageSize members per page. Each page
+// is read by one script, together with the metadata of its objects, so a
+// page is a consistent snapshot; a listing of more than one page is not.
+func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		if err := blob.CheckPrefix(prefix); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		lo, hi := lexRange(prefix)
+		for {
+			infos, last, more, err := s.listPage(ctx, prefix, lo, hi)
+			if err != nil {
+				yield(blob.Info{}, err)
+				return
+			}
+			for _, info := range infos {
+				if !yield(info, nil) {
+					return
+				}
+			}
+			if !more {
+				return
+			}
+			if err := ctx.Err(); err != nil {
+				yield(blob.Info{}, s.wrapErr(ctx, "list", prefix, nil, err))
+				return
+			}
+			lo = "(" + last
+		}
+	}
+}
+
+// listPage reads one page of the index from lo to hi. more reports whether
+// the page was full, so that another may follow after last.
+func (s *store) listPage(ctx context.Context, prefix, lo, hi string) (infos []blob.Info, last string, more bool, err error) {
+	res, err := listScript.Run(ctx, s.client, []string{s.keys.idx}, s.keys.obj, lo, hi, listPageSize).Slice()
+	if err != nil {
+		return nil, "", false, s.wrapErr(ctx, "list", prefix, nil, err)
+	}
+	if len(res) < 2 || (len(res)-2)%4 != 0 {
+		return nil, "", false, s.wrapErr(ctx, "list", prefix, nil, fmt.Errorf("malformed script reply of %d values", len(res)))
+	}
+	n, _ := res[0].(int64)
+	last, _ = res[1].(string)
+	infos = make([]blob.Info, 0, (len(res)-2)/4)
+	for i := 2; i < len(res); i += 4 {
+		key, _ := res[i].(string)
+		info, err := parseInfo(key, res[i+1], res[i+2], res[i+3])
+		if err != nil {
+			return nil, "", false, s.wrapErr(ctx, "list", prefix, nil, err)
+		}
+		infos = append(infos, info)
+	}
+	return infos, last, n == listPageSize, nil
+}
+
+// Rename implements blob.Renamer: one script moves the object or the whole
+// tree, so a concurrent reader sees all of it at src or all of it at dst.
+func (s *store) Rename(ctx context.Context, src, dst string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := blob.CheckKey(src); err != nil {
+		return err
+	}
+	if err := blob.CheckKey(dst); err != nil {
+		return err
+	}
+	if dst == src || strings.HasPrefix(dst, src+"/") {
+		return fmt.Errorf("redis: rename %q: %w: cannot move it into itself (%q)", src, blob.ErrInvalidKey, dst)
+	}
+	k := s.keys
+	n, err := renameScript.Run(ctx, s.client,
+		[]string{k.idx, k.seq, k.writeMark(rand.Text())},
+		k.obj, src, dst, markTTL.Milliseconds()).Int()
+	switch {
+	case err != nil:
+		return s.wrapErr(ctx, "rename", src, nil, err)
+	case n == 0:
+		return s.wrapErr(ctx, "rename", src, blob.ErrNotExist, nil)
+	case n < 0:
+		return s.wrapErr(ctx, "rename", src, fmt.Errorf("%w: destination %q exists", blob.ErrPrecondition, dst), nil)
+	}
+	return nil
+}
+
+// DeleteTree implements blob.TreeDeleter: one script deletes the whole tree.
+func (s *store) DeleteTree(ctx context.Context, dir string) error {
+	if err := checkCall(ctx, dir); err != nil {
+		return err
+	}
+	k := s.keys
+	n, err := deleteTreeScript.Run(ctx, s.client,
+		[]string{k.idx, k.writeMark(rand.Text())},
+		k.obj, dir, markTTL.Milliseconds()).Int()
+	switch {
+	case err != nil:
+		return s.wrapErr(ctx, "delete tree", dir+"/", nil, err)
+	case n == 0:
+		return s.wrapErr(ctx, "delete tree", dir+"/", blob.ErrNotExist, nil)
+	}
+	return nil
+}
+
+func checkCall(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return blob.CheckKey(key)
+}
+
+// condArgs encodes c for the put and delete scripts.
+func condArgs(c blob.Cond) (mode, version string) {
+	switch {
+	case c.IfAbsent:
+		return "a", ""
+	case c.IfVersion != "":
+		return "v", c.IfVersion
+	}
+	return "", ""
+}
+
+// parseInfo builds an Info from the stored version, size and mtime (in
+// microseconds), as go-redis returns them.
+func parseInfo(key string, version, size, mtime any) (blob.Info, error) {
+	v, _ := version.(string)
+	sz, _ := size.(string)
+	m, _ := mtime.(string)
+	n, err1 := strconv.ParseInt(sz, 10, 64)
+	us, err2 := strconv.ParseInt(m, 10, 64)
+	if v == "" || err1 != nil || err2 != nil {
+		return blob.Info{}, fmt.Errorf("malformed metadata (version %q, size %q, mtime %q)", v, sz, m)
+	}
+	return blob.Info{Key: key, Size: n, Version: v, Modified: time.UnixMicro(us)}, nil
+}

@@ -1,0 +1,137 @@
+package redis
+
+import goredis "github.com/redis/go-redis/v9"
+
+// The Lua scripts below are the only code that writes a store's keys. Each
+// runs atomically on the server, makes every check before its first write
+// (so that a failed check changes nothing), and touches only keys of one
+// store, which share one cluster hash tag (see keys). The object keys of
+// rename, deleteTree and list are built inside the script from the object
+// name prefix passed in ARGV, which is legal because they hash to the same
+// slot as the declared keys.
+//
+// Every write script takes a write mark key (cm:{P}:w:ID, a fresh random ID
+// per call). When the script succeeds it stores its outcome there for
+// markTTL; when it finds the mark already set, it returns that outcome
+// without running again. go-redis retries a command whose connection broke
+// after it was sent, so without the mark a create that landed could come
+// back as "already exists" on the retry.
+//
+// The modification time is the server's clock (TIME), in microseconds since
+// the Unix epoch.
+
+// putScript stores an object if its condition holds.
+//
+//	KEYS: idx, seq, mark, object
+//	ARGV: blob key, data, mode ("" unconditional, "a" if absent, "v" if version), version, mark TTL in ms
+//	returns {1, "VERSION MTIME"} on success, {0} when the condition failed
+var putScript = goredis.NewScript(`
+local done = redis.call('GET', KEYS[3])
+if done then return {1, done} end
+local cur = redis.call('HGET', KEYS[4], 'v')
+if ARGV[3] == 'a' and cur then return {0} end
+if ARGV[3] == 'v' and cur ~= ARGV[4] then return {0} end
+local v = redis.call('INCR', KEYS[2])
+local t = redis.call('TIME')
+local m = string.format('%s%06d', t[1], t[2])
+redis.call('HSET', KEYS[4], 'd', ARGV[2], 'v', v, 's', string.len(ARGV[2]), 'm', m)
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+local out = v .. ' ' .. m
+redis.call('SET', KEYS[3], out, 'PX', ARGV[5])
+return {1, out}
+`)
+
+// deleteScript removes an object if its condition holds.
+//
+//	KEYS: idx, mark, object
+//	ARGV: blob key, mode ("" unconditional, "a" if absent, "v" if version), version, mark TTL in ms
+//	returns 1 when deleted, 0 when the object is missing, -1 when the condition failed
+var deleteScript = goredis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
+local cur = redis.call('HGET', KEYS[3], 'v')
+if not cur then return 0 end
+if ARGV[2] == 'a' then return -1 end
+if ARGV[2] == 'v' and cur ~= ARGV[3] then return -1 end
+redis.call('DEL', KEYS[3])
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
+return 1
+`)
+
+// renameScript moves the object src, or else every object under src/, to
+// the same place under dst, giving each a new version and mtime.
+//
+//	KEYS: idx, seq, mark
+//	ARGV: object name prefix, src, dst, mark TTL in ms
+//	returns the number of objects moved, 0 when there is nothing at src,
+//	-1 when dst exists as an object or as a directory
+var renameScript = goredis.NewScript(`
+local done = redis.call('GET', KEYS[3])
+if done then return tonumber(done) end
+local obj, src, dst = ARGV[1], ARGV[2], ARGV[3]
+local moves
+if redis.call('ZSCORE', KEYS[1], src) then
+  moves = {src}
+else
+  moves = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. src .. '/', '(' .. src .. '/\255')
+  if #moves == 0 then return 0 end
+end
+if redis.call('ZSCORE', KEYS[1], dst) then return -1 end
+if #redis.call('ZRANGEBYLEX', KEYS[1], '[' .. dst .. '/', '(' .. dst .. '/\255', 'LIMIT', 0, 1) > 0 then return -1 end
+local t = redis.call('TIME')
+local m = string.format('%s%06d', t[1], t[2])
+for _, from in ipairs(moves) do
+  local to = dst .. string.sub(from, string.len(src) + 1)
+  redis.call('RENAME', obj .. from, obj .. to)
+  redis.call('HSET', obj .. to, 'v', redis.call('INCR', KEYS[2]), 'm', m)
+  redis.call('ZREM', KEYS[1], from)
+  redis.call('ZADD', KEYS[1], 0, to)
+end
+redis.call('SET', KEYS[3], #moves, 'PX', ARGV[4])
+return #moves
+`)
+
+// deleteTreeScript deletes every object under dir/.
+//
+//	KEYS: idx, mark
+//	ARGV: object name prefix, dir, mark TTL in ms
+//	returns the number of objects deleted (0: there were none)
+var deleteTreeScript = goredis.NewScript(`
+local done = redis.call('GET', KEYS[2])
+if done then return tonumber(done) end
+local lo, hi = '[' .. ARGV[2] .. '/', '(' .. ARGV[2] .. '/\255'
+local members = redis.call('ZRANGEBYLEX', KEYS[1], lo, hi)
+if #members == 0 then return 0 end
+for _, k in ipairs(members) do
+  redis.call('DEL', ARGV[1] .. k)
+end
+redis.call('ZREMRANGEBYLEX', KEYS[1], lo, hi)
+redis.call('SET', KEYS[2], #members, 'PX', ARGV[3])
+return #members
+`)
+
+// listScript reads one page of the index and the metadata of each object on
+// it, atomically, so that a page is a consistent snapshot.
+//
+//	KEYS: idx
+//	ARGV: object name prefix, ZRANGEBYLEX min, max, page size
+//	returns {n, last, key1, version1, size1, mtime1, key2, ...}: n is the
+//	number of index members read and last the greatest of them ("" when n
+//	is 0), from which the next page starts
+var listScript = goredis.NewScript(`
+local members = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, ARGV[4])
+local out = {#members, members[#members] or ''}
+for _, k in ipairs(members) do
+  local h = redis.call('HMGET', ARGV[1] .. k, 'v', 's', 'm')
+  if h[1] then
+    out[#out + 1] = k
+    out[#out + 1] = h[1]
+    out[#out + 1] = h[2]
+    out[#out + 1] = h[3]
+  end
+end
+return out
+`)
+
+// scripts is every script, for loading them once at Open.
+var scripts = []*goredis.Script{putScript, deleteScript, renameScript, deleteTreeScript, listScript}

@@ -1,0 +1,105 @@
+// Package file is a blob.Store over a local directory: the embedded
+// default store of cloudmem. Each object is one regular file, so the
+// memories can be read, backed up and versioned with ordinary tools.
+//
+// # URL
+//
+//	file:///abs/dir    the directory /abs/dir
+//	./memory           a bare path means the same (relative to the working directory)
+//
+// # Layout
+//
+// Key "a/b" is the file ROOT/a/b. Directories are created with mode 0700 as
+// writes need them and removed when their last object goes (never ROOT
+// itself); files have mode 0600. The store keeps a few names for itself,
+// all starting with ".cloudmem-": the lock file ROOT/.cloudmem-lock,
+// temporary files ".cloudmem-tmp-*" beside the object being written, and
+// ".cloudmem-trash-*" directories being deleted. A key with any segment that
+// starts with ".cloudmem-" is refused with blob.ErrInvalidKey, and listings
+// skip such names. (The directory ".cloudmem/" is not reserved here: the
+// encryption layer stores its key object there, as any other key.)
+//
+// # Guarantees
+//
+// Writes are atomic: Put writes a temporary file, syncs it, renames it into
+// place and syncs the directory, so readers and crashes see the old object
+// or the new one, never a mix (Options.NoSync trades the syncs for speed).
+// Every write (Put, Delete, Rename, DeleteTree) runs its check-and-commit
+// step under one store-wide lock: an in-process lock plus an advisory
+// flock(2) on the lock file, so conditional writes are exact across
+// goroutines and across processes that share the directory. Reads take no
+// lock. Rename is atomic (one rename(2) of a file or of a directory, which
+// fails rather than replaces if the destination appeared); DeleteTree
+// renames the directory aside in one step and then removes it.
+//
+// Versions are derived from each file's inode number, size, mtime and ctime,
+// so they survive restarts and are shared by every process; the store sets
+// each new file's mtime past the previous one's so that versions never
+// repeat (see the comment on version in the source).
+//
+// Symbolic links under the root are never followed: a link where an object
+// or a directory would be reads as missing, is skipped by listings, and a
+// write through a linked directory fails. The root itself may be a link.
+//
+// A file system cannot hold a file and a directory of the same name, so
+// unlike the blob contract in general, the keys "a" and "a/b" cannot both
+// exist: the write that would create the second fails with an error
+// wrapping blob.ErrPrecondition and changes nothing.
+//
+// The store is safe for concurrent use. It needs a Unix system; on others
+// Open returns an error.
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// Scheme is the URL scheme of this store.
+const Scheme = "file"
+
+// Options configures a store. The zero value is ready to use.
+type Options struct {
+	// NoSync skips the fsync calls after each write. Writes stay atomic
+	// for readers, but a power failure may lose recent writes or leave
+	// objects empty. Meant for scratch directories and tests. False means
+	// every successful write is on disk when it returns.
+	NoSync bool
+}
+
+// Open returns a store over the directory dir, creating it (and its
+// parents) with mode 0700 if it is missing. dir may be relative; the store
+// records its absolute path, so later changes of the working directory do
+// not affect it. A nil opts means the zero Options. Open fails when dir
+// exists but is not a directory; ctx bounds the checks Open makes.
+func Open(ctx context.Context, dir string, opts *Options) (blob.Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, errors.New("file: empty directory name")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	if err := os.MkdirAll(abs, dirMode); err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("file: %s is not a directory", abs)
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	return open(abs, opts)
+}

@@ -1,0 +1,367 @@
+//go:build unix
+
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// store is the local-directory blob.Store. See the package documentation.
+type store struct {
+	root   string        // absolute path of the root directory
+	noSync bool          // Options.NoSync
+	sem    chan struct{} // holds one token while a goroutine of this store has the write lock
+}
+
+var (
+	_ blob.Renamer     = (*store)(nil)
+	_ blob.TreeDeleter = (*store)(nil)
+)
+
+func open(root string, opts *Options) (blob.Store, error) {
+	s := &store{root: root, noSync: opts.NoSync, sem: make(chan struct{}, 1)}
+	s.removeTrash()
+	return s, nil
+}
+
+// putRetries bounds how often Put starts over when a concurrent Delete,
+// Rename or DeleteTree removed the directory of its temporary file.
+const putRetries = 5
+
+// errRetry marks a Put that lost its temporary file to a concurrent write.
+var errRetry = errors.New("file: temporary file moved away by a concurrent write")
+
+// errSymlink is the cause of errors about symbolic links under the root.
+var errSymlink = errors.New("symbolic link (not followed)")
+
+func notExist(key string, cause error) error {
+	if cause == nil {
+		return fmt.Errorf("file: %q: %w", key, blob.ErrNotExist)
+	}
+	return fmt.Errorf("file: %q: %w: %w", key, blob.ErrNotExist, cause)
+}
+
+func precondition(key, why string) error {
+	return fmt.Errorf("file: %q: %w: %s", key, blob.ErrPrecondition, why)
+}
+
+// checkKey is blob.CheckKey plus the names this store reserves.
+func checkKey(key string) error {
+	if err := blob.CheckKey(key); err != nil {
+		return err
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		if strings.HasPrefix(seg, reserved) {
+			return fmt.Errorf("file: %q: %w: names starting with %q are reserved by the file store", key, blob.ErrInvalidKey, reserved)
+		}
+	}
+	return nil
+}
+
+func checkCall(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return checkKey(key)
+}
+
+// missing reports whether err means a path does not lead to an object: a
+// segment is absent, is a file where a directory should be, or is a
+// symbolic link.
+func missing(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, errSymlink) || errors.Is(err, unix.ELOOP)
+}
+
+// readErr maps an error from resolving key for reading.
+func readErr(key string, err error) error {
+	if missing(err) {
+		return notExist(key, err)
+	}
+	return fmt.Errorf("file: %q: %w", key, err)
+}
+
+// writeErr maps an error from resolving (and creating) key's directory for
+// writing: a file in the way is a conflict, a symbolic link is refused.
+func writeErr(key string, err error) error {
+	var pe *pathError
+	if errors.As(err, &pe) && errors.Is(err, unix.ENOTDIR) {
+		return precondition(key, fmt.Sprintf("%q is an object, so it cannot be a directory", pe.rel))
+	}
+	return fmt.Errorf("file: %q: %w", key, err)
+}
+
+func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	dir, base := splitKey(key)
+	dfd, err := s.openDir(dir, false)
+	if err != nil {
+		return nil, blob.Info{}, readErr(key, err)
+	}
+	// O_NONBLOCK keeps a FIFO planted under the root from blocking us.
+	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	unix.Close(dfd)
+	if err != nil {
+		return nil, blob.Info{}, readErr(key, err)
+	}
+	f := os.NewFile(uintptr(fd), key)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
+	}
+	if !isRegular(&st) {
+		return nil, blob.Info{}, notExist(key, nil)
+	}
+	data := make([]byte, st.Size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
+	}
+	return data, infoOf(key, &st), nil
+}
+
+func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return blob.Info{}, err
+	}
+	st, err := s.lstat(key)
+	if err != nil {
+		return blob.Info{}, readErr(key, err)
+	}
+	if !isRegular(&st) {
+		return blob.Info{}, notExist(key, nil)
+	}
+	return infoOf(key, &st), nil
+}
+
+// lstat stats key without following symbolic links.
+func (s *store) lstat(key string) (unix.Stat_t, error) {
+	dir, base := splitKey(key)
+	dfd, err := s.openDir(dir, false)
+	if err != nil {
+		return unix.Stat_t{}, err
+	}
+	defer unix.Close(dfd)
+	return lstatAt(dfd, base)
+}
+
+func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return blob.Info{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return blob.Info{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		info, err := s.put(ctx, key, data, c)
+		if !errors.Is(err, errRetry) || attempt == putRetries {
+			return info, err
+		}
+	}
+}
+
+// put makes one attempt at Put: it writes a temporary file beside the
+// target, then, under the lock, checks c and renames the file into place.
+func (s *store) put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	dir, base := splitKey(key)
+	// IfVersion needs the object, so it needs no new directory.
+	create := c.IfVersion == ""
+	dfd, err := s.openDir(dir, create)
+	if err != nil {
+		if !create && missing(err) {
+			return blob.Info{}, precondition(key, "no such object")
+		}
+		return blob.Info{}, writeErr(key, err)
+	}
+	defer unix.Close(dfd)
+	tmp := randomName("tmp")
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
+	if errors.Is(err, unix.ENOENT) {
+		return blob.Info{}, errRetry // a Delete removed the (empty) directory meanwhile
+	}
+	if err != nil {
+		return blob.Info{}, fmt.Errorf("file: %q: create temporary file: %w", key, err)
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	defer f.Close()
+	committed := false
+	defer func() {
+		if !committed {
+			unix.Unlinkat(dfd, tmp, 0)
+			s.tidy(ctx, dir)
+		}
+	}()
+	if err := s.writeFile(f, data); err != nil {
+		return blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return blob.Info{}, err
+	}
+
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+	}()
+	// Resolve the directory again: a Rename or DeleteTree may have moved
+	// the one holding the temporary file while we wrote it.
+	target, err := s.openDir(dir, create)
+	if err != nil {
+		if !create && missing(err) {
+			return blob.Info{}, precondition(key, "no such object")
+		}
+		return blob.Info{}, writeErr(key, err)
+	}
+	defer unix.Close(target)
+	prev, err := s.existing(target, key, base)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	switch {
+	case c.IfAbsent && prev != nil:
+		return blob.Info{}, precondition(key, "object exists")
+	case c.IfVersion != "" && prev == nil:
+		return blob.Info{}, precondition(key, "no such object")
+	case c.IfVersion != "" && version(prev) != c.IfVersion:
+		return blob.Info{}, precondition(key, "version differs")
+	}
+	if err := setMtime(dfd, tmp, nextMtime(prev)); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return blob.Info{}, errRetry
+		}
+		return blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
+	}
+	if err := unix.Renameat(dfd, tmp, target, base); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return blob.Info{}, errRetry
+		}
+		return blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
+	}
+	committed = true
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	unlock()
+	unlock = nil
+	if err != nil {
+		return blob.Info{}, fmt.Errorf("file: %q: written, but: %w", key, err)
+	}
+	if err := s.syncDir(target); err != nil {
+		return blob.Info{}, fmt.Errorf("file: %q: written, but syncing its directory: %w", key, err)
+	}
+	return infoOf(key, &st), nil
+}
+
+// existing returns the stat of the object base in dirfd, or nil when there
+// is none. An empty directory in the way (left by a crash) is removed; a
+// directory holding anything is a conflict.
+func (s *store) existing(dirfd int, key, base string) (*unix.Stat_t, error) {
+	st, err := lstatAt(dirfd, base)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("file: %q: %w", key, err)
+	case isRegular(&st):
+		return &st, nil
+	case isDir(&st):
+		if err := unix.Unlinkat(dirfd, base, unix.AT_REMOVEDIR); err != nil {
+			return nil, precondition(key, "it is a directory that holds objects")
+		}
+		return nil, nil
+	}
+	return nil, nil // a symbolic link or other file: not an object; the rename replaces the name itself
+}
+
+func (s *store) writeFile(f *os.File, data []byte) error {
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(fileMode); err != nil { // exactly 0600, whatever the umask
+		return err
+	}
+	if s.noSync {
+		return nil
+	}
+	return f.Sync()
+}
+
+func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
+	if err := checkCall(ctx, key); err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	dir, base := splitKey(key)
+	dfd, err := s.openDir(dir, false)
+	if err != nil {
+		if !missing(err) {
+			return fmt.Errorf("file: %q: %w", key, err)
+		}
+		if c.IfVersion != "" {
+			return precondition(key, "no such object")
+		}
+		return notExist(key, err)
+	}
+	defer unix.Close(dfd)
+	st, err := lstatAt(dfd, base)
+	exists := err == nil && isRegular(&st)
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("file: %q: %w", key, err)
+	}
+	switch {
+	case c.IfVersion != "" && !exists:
+		return precondition(key, "no such object")
+	case !exists:
+		return notExist(key, nil)
+	case c.IfAbsent:
+		return precondition(key, "object exists")
+	case c.IfVersion != "" && version(&st) != c.IfVersion:
+		return precondition(key, "version differs")
+	}
+	if err := unix.Unlinkat(dfd, base, 0); err != nil {
+		return fmt.Errorf("file: %q: %w", key, err)
+	}
+	s.removeEmptyDirs(dir)
+	if err := s.syncDir(dfd); err != nil {
+		return fmt.Errorf("file: %q: deleted, but syncing its directory: %w", key, err)
+	}
+	return nil
+}
+
+// tidy removes the directory rel and its parents if they are empty, under
+// the lock, after a failed write. It gives up quietly if the lock does not
+// come within a second: empty directories are invisible to every reader.
+func (s *store) tidy(ctx context.Context, rel string) {
+	if rel == "" {
+		return
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	unlock, err := s.lock(lctx)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	s.removeEmptyDirs(rel)
+}

@@ -1,0 +1,371 @@
+//go:build unix
+
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		if err := blob.CheckPrefix(prefix); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		infos, err := s.collect(ctx, prefix)
+		if err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		// A directory walk yields "a/b" before "a-c"; keys sort by bytes.
+		slices.SortFunc(infos, func(a, b blob.Info) int { return strings.Compare(a.Key, b.Key) })
+		for _, info := range infos {
+			if err := ctx.Err(); err != nil {
+				yield(blob.Info{}, err)
+				return
+			}
+			if !yield(info, nil) {
+				return
+			}
+		}
+	}
+}
+
+// collect returns the objects whose keys start with prefix, walking only the
+// directory that can hold them: "a/b" and "a/" walk ROOT/a, "a" walks ROOT.
+func (s *store) collect(ctx context.Context, prefix string) ([]blob.Info, error) {
+	start := prefix[:strings.LastIndexByte(prefix, '/')+1]
+	fd, err := s.openDir(strings.TrimSuffix(start, "/"), false)
+	if missing(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("file: list %q: %w", prefix, err)
+	}
+	var out []blob.Info
+	if err := walk(ctx, fd, start, prefix, &out); err != nil {
+		return nil, fmt.Errorf("file: list %q: %w", prefix, err)
+	}
+	return out, nil
+}
+
+// walk appends to out the objects under the directory dirfd, whose keys
+// start with dirKey, that match prefix. It closes dirfd. It skips reserved
+// names, symbolic links, special files and names that are no valid key.
+func walk(ctx context.Context, dirfd int, dirKey, prefix string, out *[]blob.Info) error {
+	names, err := readNames(dirfd)
+	if err != nil {
+		unix.Close(dirfd)
+		return err
+	}
+	defer unix.Close(dirfd)
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		key := dirKey + name
+		if strings.HasPrefix(name, reserved) || blob.CheckKey(key) != nil {
+			continue
+		}
+		st, err := lstatAt(dirfd, name)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			continue // deleted since readNames
+		case err != nil:
+			return err
+		case isRegular(&st):
+			if strings.HasPrefix(key, prefix) {
+				*out = append(*out, infoOf(key, &st))
+			}
+		case isDir(&st):
+			sub := key + "/"
+			if !strings.HasPrefix(sub, prefix) && !strings.HasPrefix(prefix, sub) {
+				continue
+			}
+			cfd, err := openSubdir(dirfd, name)
+			if missing(err) {
+				continue // removed or replaced since lstat
+			}
+			if err != nil {
+				return err
+			}
+			if err := walk(ctx, cfd, sub, prefix, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readNames returns the names in the directory dirfd, without closing it.
+func readNames(dirfd int) ([]string, error) {
+	dup, err := unix.Dup(dirfd)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), "directory")
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// visitObjects calls fn for every object in the tree under the directory
+// name in parentfd, in no particular order, skipping what walk skips. It
+// stops at the first error fn returns and returns it.
+func visitObjects(parentfd int, name string, fn func(dirfd int, name string, st *unix.Stat_t) error) error {
+	fd, err := openSubdir(parentfd, name)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	names, err := readNames(fd)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, reserved) {
+			continue
+		}
+		st, err := lstatAt(fd, n)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+		case err != nil:
+			return err
+		case isRegular(&st):
+			if err := fn(fd, n, &st); err != nil {
+				return err
+			}
+		case isDir(&st):
+			if err := visitObjects(fd, n, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// errFound stops visitObjects at the first object.
+var errFound = errors.New("found")
+
+// holdsObject reports whether the directory name in parentfd has an object
+// anywhere below it.
+func holdsObject(parentfd int, name string) (bool, error) {
+	err := visitObjects(parentfd, name, func(int, string, *unix.Stat_t) error { return errFound })
+	if err == errFound {
+		return true, nil
+	}
+	return false, err
+}
+
+// Rename implements blob.Renamer with one rename(2) under the lock. Moved
+// objects get new versions: their mtimes are moved forward first.
+func (s *store) Rename(ctx context.Context, src, dst string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkKey(src); err != nil {
+		return err
+	}
+	if err := checkKey(dst); err != nil {
+		return err
+	}
+	if dst == src || strings.HasPrefix(dst, src+"/") {
+		return fmt.Errorf("file: cannot move %q into itself (%q): %w", src, dst, blob.ErrInvalidKey)
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	srcDir, srcBase := splitKey(src)
+	sfd, err := s.openDir(srcDir, false)
+	if err != nil {
+		return readErr(src, err)
+	}
+	defer unix.Close(sfd)
+	st, err := lstatAt(sfd, srcBase)
+	if err != nil {
+		return readErr(src, err)
+	}
+	switch {
+	case isRegular(&st):
+	case isDir(&st):
+		found, err := holdsObject(sfd, srcBase)
+		if err != nil {
+			return fmt.Errorf("file: %q: %w", src, err)
+		}
+		if !found {
+			return notExist(src, nil)
+		}
+	default:
+		return notExist(src, nil)
+	}
+
+	dstDir, dstBase := splitKey(dst)
+	dfd, err := s.openDir(dstDir, true)
+	if err != nil {
+		s.removeEmptyDirs(dstDir)
+		return writeErr(dst, err)
+	}
+	defer unix.Close(dfd)
+	if err := s.clearDestination(dfd, dst, dstBase); err != nil {
+		s.removeEmptyDirs(dstDir)
+		return err
+	}
+
+	touch := func(dirfd int, name string, st *unix.Stat_t) error {
+		return setMtime(dirfd, name, nextMtime(st))
+	}
+	if isRegular(&st) {
+		err = touch(sfd, srcBase, &st)
+	} else {
+		err = visitObjects(sfd, srcBase, touch)
+	}
+	if err == nil {
+		err = renameNoReplace(sfd, srcBase, dfd, dstBase)
+	}
+	if errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY) {
+		s.removeEmptyDirs(dstDir)
+		return precondition(dst, "destination exists")
+	}
+	if err != nil {
+		s.removeEmptyDirs(dstDir)
+		return fmt.Errorf("file: rename %q to %q: %w", src, dst, err)
+	}
+	s.removeEmptyDirs(srcDir)
+	if err := s.syncDir(dfd); err != nil {
+		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
+	}
+	if err := s.syncDir(sfd); err != nil {
+		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
+	}
+	return nil
+}
+
+// clearDestination makes sure nothing is at name in dirfd: an object or a
+// directory holding one is ErrPrecondition; empty directories left by a
+// crash are removed.
+func (s *store) clearDestination(dirfd int, key, name string) error {
+	st, err := lstatAt(dirfd, name)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err != nil:
+		return fmt.Errorf("file: %q: %w", key, err)
+	case isRegular(&st):
+		return precondition(key, "destination exists")
+	case !isDir(&st):
+		return fmt.Errorf("file: %q: %w is in the way", key, errSymlink)
+	}
+	found, err := holdsObject(dirfd, name)
+	if err != nil {
+		return fmt.Errorf("file: %q: %w", key, err)
+	}
+	if found || removeEmptyTree(dirfd, name) != nil {
+		return precondition(key, "destination directory exists")
+	}
+	return nil
+}
+
+// removeEmptyTree removes the directory name in dirfd if it holds nothing
+// but empty directories.
+func removeEmptyTree(dirfd int, name string) error {
+	fd, err := openSubdir(dirfd, name)
+	if err != nil {
+		return err
+	}
+	names, err := readNames(fd)
+	for _, n := range names {
+		if err == nil {
+			err = removeEmptyTree(fd, n)
+		}
+	}
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+}
+
+// DeleteTree implements blob.TreeDeleter: under the lock it renames the
+// directory aside in one step, so readers see all of the tree or none of it,
+// then removes it outside the lock. If that removal fails, the next Open of
+// the directory finishes it; the tree is gone from the store either way.
+func (s *store) DeleteTree(ctx context.Context, dir string) error {
+	if err := checkCall(ctx, dir); err != nil {
+		return err
+	}
+	trash, err := s.moveToTrash(ctx, dir)
+	if err != nil {
+		return err
+	}
+	_ = os.RemoveAll(filepath.Join(s.root, trash))
+	return nil
+}
+
+// moveToTrash renames the directory dir to a reserved name at the root.
+func (s *store) moveToTrash(ctx context.Context, dir string) (string, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	parent, base := splitKey(dir)
+	pfd, err := s.openDir(parent, false)
+	if err != nil {
+		return "", readErr(dir+"/", err)
+	}
+	defer unix.Close(pfd)
+	if st, err := lstatAt(pfd, base); err != nil || !isDir(&st) {
+		return "", notExist(dir+"/", err)
+	}
+	found, err := holdsObject(pfd, base)
+	if err != nil {
+		return "", fmt.Errorf("file: %q: %w", dir+"/", err)
+	}
+	if !found {
+		return "", notExist(dir+"/", nil)
+	}
+	rootfd, err := s.openRoot()
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(rootfd)
+	trash := randomName("trash")
+	if err := unix.Renameat(pfd, base, rootfd, trash); err != nil {
+		return "", fmt.Errorf("file: delete %q: %w", dir+"/", err)
+	}
+	s.removeEmptyDirs(parent)
+	if err := s.syncDir(pfd); err != nil {
+		return "", fmt.Errorf("file: deleted %q, but syncing: %w", dir+"/", err)
+	}
+	return trash, nil
+}
+
+// removeTrash finishes DeleteTree calls that a crash interrupted.
+func (s *store) removeTrash() {
+	entries, err := os.ReadDir(s.root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), reserved+"trash-") {
+			_ = os.RemoveAll(filepath.Join(s.root, e.Name()))
+		}
+	}
+}

@@ -1,0 +1,98 @@
+// Package crypt is a blob.Store that wraps any other Store and encrypts
+// every object with age (filippo.io/age), so that the storage provider, and
+// anyone who reads the bucket, sees ciphertext only.
+//
+//	ids, err := crypt.LoadIdentities("/etc/agent/age-identity.txt")
+//	rcpts, err := crypt.ParseRecipients("age1app...", "age1escrow...")
+//	s, err := crypt.Wrap(inner, crypt.Config{Recipients: rcpts, Identities: ids})
+//
+// # Threat model
+//
+// The attacker can read, and possibly write, the inner store, and knows the
+// public recipients, but holds no identity. Protected: the content of every
+// object (confidentiality); its integrity (an altered or truncated object is
+// refused as a whole, and no plaintext comes back); its binding to its key
+// (a ciphertext copied or swapped to another key is refused); and forgery
+// (an object written with only the public recipients is refused, because
+// its MAC needs a secret only identity holders can read).
+//
+// Not protected: object names (keys are stored in the clear; a name can
+// leak what a memory is about, so choose names accordingly), sizes (a
+// plaintext size is the stored size minus a fixed overhead), access times
+// and patterns, and deletion or rollback of whole objects: an attacker with
+// write access can delete an object, or put back an older valid ciphertext
+// of the same key, and reads will accept it. The same holds for the
+// integrity key object (below): an attacker with write access and the
+// public recipients can replace it with one holding a secret of their own;
+// every existing object then fails its check (loudly), and processes that
+// load the replaced key accept the attacker's objects.
+//
+// # Format
+//
+// An object is stored as:
+//
+//	"cloudmem-age/v1" spaces "\n"    the format line, padded with spaces
+//	age header                      stanzas for every recipient, then age's header MAC
+//	age payload                     16-byte nonce, 64 KiB chunks each with a 16-byte tag
+//
+// The format line and the age header together take exactly 1024 bytes for
+// X25519 recipients (room for MaxX25519Recipients) and 8192 bytes for
+// post-quantum ones (MaxHybridRecipients). The line without its padding is
+// the first thing a reader checks (its absence gives ErrNotEncrypted);
+// removing the first line (tail -n +2) leaves a standard age file.
+//
+// The age payload decrypts to a frame:
+//
+//	version  1 byte, 1
+//	key set  16 bytes: SHA-256 over the sorted recipient strings the object was encrypted to
+//	key len  2 bytes, big endian
+//	key      the object's key
+//	content  the object's data
+//	MAC      32 bytes: HMAC-SHA256 over "cloudmem-age/v1 frame\n" and every frame byte before it
+//
+// A read decrypts the whole object, checks the MAC with the store's
+// integrity key, then checks that the frame's key is the key read. The
+// fixed layout makes the stored size a function of the content size and
+// the key length only, so Stat and List report plaintext sizes without
+// reading anything: content = stored − prelude − 16 − 16·chunks − 51 −
+// len(key), where chunks = max(1, ⌈(content+51+len(key)) / 64 KiB⌉). An
+// object written for the other kind of recipients (during a Rekey from
+// X25519 to post-quantum keys, say) shows a wrong size until it is
+// rekeyed; a stored size that no content size produces shows as 0.
+//
+// # The integrity key object
+//
+// The MAC key is derived (HKDF-SHA256) from a 32-byte random secret kept in
+// one bookkeeping object, ".cloudmem/crypt-key", stored in the same format
+// and encrypted to every recipient, so the escrow identity can verify
+// objects too. The first write through a store creates it with
+// Put(IfAbsent); of processes racing to create it, one wins and the others
+// read the winner's. It is never created for a store that already holds
+// objects (that would make each of them fail its check): the write fails
+// with ErrCorrupt instead. Each store reads it once and keeps it in memory.
+// Through the wrapper the key is reserved: Get, Stat, Put and Delete of it
+// fail with blob.ErrInvalidKey and List skips it. The top-level name
+// ".cloudmem" is reserved for such bookkeeping; the memory handler never
+// exposes it.
+//
+// # Keys
+//
+// Keys are age keys: X25519 by default (GenerateIdentity), post-quantum
+// hybrid keys (GenerateHybridIdentity, age1pq1...) accepted, but not both
+// kinds in one Config, since age refuses to encrypt to a mix (Validate and
+// Wrap reject such a Config before anything is written). Identities come
+// from a file (LoadIdentities) or from the environment variable
+// CLOUDMEM_AGE_IDENTITY, which holds the identity file's content
+// (IdentitiesFromEnv); never from a store URL. Recipients are public and
+// may appear in configuration.
+//
+// Rekey re-encrypts a whole store to a new recipient set (to rotate the
+// application key, or to add or drop an escrow key), one object at a time
+// with compare-and-swap writes, and can be resumed. The integrity secret
+// stays the same across a Rekey; it is re-encrypted to the new recipients
+// first, so old MACs stay valid.
+//
+// No error message or log line of this package contains key material or
+// plaintext. Errors about objects are *Error values whose ModelCause method
+// gives the short text the memory handler shows the model.
+package crypt

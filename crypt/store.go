@@ -1,0 +1,217 @@
+package crypt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// Wrap returns a Store that encrypts every object it writes to inner with
+// age, to all of cfg's recipients, and decrypts and verifies every object it
+// reads with cfg's identities. It returns an error, and no store, when cfg
+// fails Validate or inner is nil.
+//
+// Keys, versions and conditions pass through to inner unchanged, so the
+// returned store makes exactly the guarantees inner makes about conditional
+// writes and races. Sizes (in Info from Get, Stat, Put and List) are
+// plaintext sizes; Stat and List compute them from the stored size without
+// reading the object.
+//
+// Get returns an error wrapping ErrWrongKey, ErrCorrupt or ErrNotEncrypted
+// (inside an *Error) for an object it cannot decrypt or verify, and then no
+// data at all. The key ".cloudmem/crypt-key" holds the store's integrity key:
+// Get, Stat, Put and Delete refuse it with blob.ErrInvalidKey and List never
+// yields it.
+//
+// The returned store forwards TreeDeleter and ReadOnlyReporter to inner. It
+// deliberately does not forward Renamer: an atomic rename in inner would move
+// ciphertext bound to the old key, which then fails its check at the new
+// key, so Rename returns errors.ErrUnsupported and blob.Rename falls back to
+// copying through this store (re-encrypting for each new key) and deleting
+// the sources.
+//
+// The store is safe for concurrent use when inner is. It loads the integrity
+// key on first use and keeps it in memory.
+func Wrap(inner blob.Store, cfg Config) (blob.Store, error) {
+	if inner == nil {
+		return nil, errors.New("crypt: nil store")
+	}
+	kr, err := cfg.compile(true, true)
+	if err != nil {
+		return nil, err
+	}
+	return &store{inner: inner, keys: kr, loading: make(chan struct{}, 1)}, nil
+}
+
+type store struct {
+	inner blob.Store
+	keys  *keyring
+
+	mac     atomic.Pointer[[]byte] // the frame MAC key, once loaded
+	loading chan struct{}          // a one-slot semaphore: one load at a time
+}
+
+var (
+	_ blob.Renamer          = (*store)(nil)
+	_ blob.TreeDeleter      = (*store)(nil)
+	_ blob.ReadOnlyReporter = (*store)(nil)
+)
+
+// macKey returns the store's frame MAC key, loading it on first use. When
+// create is set, a missing key object is created (see loadMACKey). A failed
+// load is not remembered: the next call tries again.
+func (s *store) macKey(ctx context.Context, create bool) ([]byte, error) {
+	if k := s.mac.Load(); k != nil {
+		return *k, nil
+	}
+	select {
+	case s.loading <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.loading }()
+	if k := s.mac.Load(); k != nil {
+		return *k, nil
+	}
+	k, err := loadMACKey(ctx, s.inner, s.keys, create)
+	if err != nil {
+		return nil, err
+	}
+	s.mac.Store(&k)
+	return k, nil
+}
+
+// checkKey refuses invalid keys and the key object before anything is
+// touched.
+func checkKey(key string) error {
+	if err := blob.CheckKey(key); err != nil {
+		return err
+	}
+	if key == keyObject {
+		return fmt.Errorf("crypt: %q is reserved for the store's integrity key: %w", key, blob.ErrInvalidKey)
+	}
+	return nil
+}
+
+// size turns a stored Info into a plaintext one. A stored size that no
+// plaintext size produces (see plaintextSize) is reported as 0.
+func (s *store) size(info blob.Info) blob.Info {
+	size, ok := plaintextSize(info.Size, len(info.Key), s.keys.kind.prelude())
+	if !ok {
+		size = 0
+	}
+	info.Size = size
+	return info
+}
+
+func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	if err := checkKey(key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	data, info, err := s.inner.Get(ctx, key)
+	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	f, err := decrypt(s.keys.identities, key, data)
+	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	mk, err := s.macKey(ctx, false)
+	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	if err := f.verify(mk, key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	info.Size = int64(len(f.content))
+	return f.content, info, nil
+}
+
+func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
+	if err := checkKey(key); err != nil {
+		return blob.Info{}, err
+	}
+	info, err := s.inner.Stat(ctx, key)
+	if err != nil {
+		return info, err
+	}
+	return s.size(info), nil
+}
+
+func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	if err := checkKey(key); err != nil {
+		return blob.Info{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return blob.Info{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return blob.Info{}, err
+	}
+	mk, err := s.macKey(ctx, true)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	ct, err := seal(s.keys, mk, key, data)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	info, err := s.inner.Put(ctx, key, ct, c)
+	if err != nil {
+		return info, err
+	}
+	info.Size = int64(len(data))
+	return info, nil
+}
+
+func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return s.inner.Delete(ctx, key, c)
+}
+
+func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		for info, err := range s.inner.List(ctx, prefix) {
+			if err != nil {
+				yield(info, err)
+				return
+			}
+			if info.Key == keyObject {
+				continue
+			}
+			if !yield(s.size(info), nil) {
+				return
+			}
+		}
+	}
+}
+
+// Rename always returns errors.ErrUnsupported, so that blob.Rename copies
+// through this store and re-encrypts each object for its new key. Forwarding
+// inner's atomic rename would move frames bound to the old keys; the
+// capability is dropped on purpose.
+func (s *store) Rename(context.Context, string, string) error {
+	return fmt.Errorf("crypt: an atomic rename would break the path binding: %w", errors.ErrUnsupported)
+}
+
+// DeleteTree forwards to inner's TreeDeleter (deleting needs no plaintext).
+// It returns errors.ErrUnsupported, so that blob.DeleteTree falls back
+// through this store, when inner has none or when dir is ".cloudmem", whose
+// tree holds the integrity key object this store must keep.
+func (s *store) DeleteTree(ctx context.Context, dir string) error {
+	d, ok := s.inner.(blob.TreeDeleter)
+	if !ok || strings.HasPrefix(keyObject, dir+"/") {
+		return errors.ErrUnsupported
+	}
+	return d.DeleteTree(ctx, dir)
+}
+
+// ReadOnly reports whether inner refuses writes.
+func (s *store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }

@@ -7,27 +7,35 @@ import (
 	"unicode/utf8"
 )
 
-// formatSize prints a byte count as SPEC.md's listings do: "0B", "1023B",
-// "1K", "1.0K" (1025), "1.2K" (1280), "2M". The unit is the largest of K, M,
-// G, T not above n; a whole value has no decimals, any other one, rounded
-// half to even on the exact binary value.
-func formatSize(n int64) string {
+// appendSize appends a byte count as SPEC.md's listings print it: "0B",
+// "1023B", "1K", "1.0K" (1025), "1.2K" (1280), "2M". The unit is the
+// largest of K, M, G, T not above n; a whole value has no decimals, any
+// other one, rounded half to even on the exact binary value.
+func appendSize(dst []byte, n int64) []byte {
 	if n < 1<<10 {
-		return strconv.FormatInt(n, 10) + "B"
+		return append(strconv.AppendInt(dst, n, 10), 'B')
 	}
-	unit, suffix := int64(1)<<40, "T"
+	unit, suffix := int64(1)<<40, byte('T')
 	switch {
 	case n < 1<<20:
-		unit, suffix = 1<<10, "K"
+		unit, suffix = 1<<10, 'K'
 	case n < 1<<30:
-		unit, suffix = 1<<20, "M"
+		unit, suffix = 1<<20, 'M'
 	case n < 1<<40:
-		unit, suffix = 1<<30, "G"
+		unit, suffix = 1<<30, 'G'
 	}
 	if n%unit == 0 {
-		return strconv.FormatInt(n/unit, 10) + suffix
+		dst = strconv.AppendInt(dst, n/unit, 10)
+	} else {
+		dst = strconv.AppendFloat(dst, float64(n)/float64(unit), 'f', 1, 64)
 	}
-	return strconv.FormatFloat(float64(n)/float64(unit), 'f', 1, 64) + suffix
+	return append(dst, suffix)
+}
+
+// writeSize writes a byte count as appendSize prints it.
+func writeSize(b *strings.Builder, n int64) {
+	var buf [32]byte
+	b.Write(appendSize(buf[:0], n))
 }
 
 // withCommas prints n with a comma between each group of three digits:
@@ -56,11 +64,10 @@ const lineWidth = 6
 func writeLineNumber(b *strings.Builder, n int) {
 	var buf [20]byte
 	digits := strconv.AppendInt(buf[:0], int64(n), 10)
-	for i := len(digits); i < lineWidth; i++ {
-		b.WriteByte(' ')
+	if pad := lineWidth - len(digits); pad > 0 {
+		b.WriteString("      "[:pad])
 	}
-	b.Write(digits)
-	b.WriteByte('\t')
+	b.Write(append(digits, '\t'))
 }
 
 // numberWidth is the number of code points writeLineNumber writes for n.
@@ -94,6 +101,9 @@ func lineStart(content []byte, n int) int {
 // number of the last line written and whether it stopped early.
 func writeNumbered(b *strings.Builder, content []byte, first, last, limit int) (shown int, truncated bool) {
 	off := lineStart(content, first)
+	if limit >= 0 && fitsBytes(content[off:], last-first+1, numberWidth(last), limit) {
+		limit = -1 // no need to count code points
+	}
 	total := 0 // code points written so far
 	for n := first; n <= last; n++ {
 		line := content[off:]
@@ -122,6 +132,13 @@ func writeNumbered(b *strings.Builder, content []byte, first, last, limit int) (
 		b.Write(line)
 	}
 	return last, false
+}
+
+// fitsBytes reports whether the view of the first n lines of content, with
+// line numbers at most width wide, is at most limit bytes long, and so at
+// most limit code points.
+func fitsBytes(content []byte, n, width, limit int) bool {
+	return len(content)+n*width <= limit
 }
 
 // writeCut writes the first limit code points of line n in the view format.

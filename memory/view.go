@@ -70,7 +70,7 @@ func (h *Handler) viewDir(ctx context.Context, c *command, key string) Result {
 	b.WriteString(dirHeaderFront)
 	b.WriteString(dir)
 	b.WriteString(dirHeaderBack)
-	b.WriteString(formatSize(total))
+	writeSize(&b, total)
 	b.WriteByte('\t')
 	b.WriteString(dir)
 	sortEntries(items)
@@ -127,7 +127,7 @@ func sortEntries(items []entry) {
 // trailing '/' for a directory.
 func writeEntry(b *strings.Builder, dir string, e entry) {
 	b.WriteByte('\n')
-	b.WriteString(formatSize(e.size))
+	writeSize(b, e.size)
 	b.WriteByte('\t')
 	b.WriteString(dir)
 	b.WriteByte('/')

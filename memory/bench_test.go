@@ -1,0 +1,153 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// Benchmarks of each command over the in-memory store, so that they measure
+// the handler rather than a network: a 2 KB file, and a directory of 200
+// files. Run: go test -run xxx -bench . -benchmem ./memory/
+
+// text2K is a 2 KB memory file of 40 lines, with one unique marker line.
+var text2K = func() string {
+	var b strings.Builder
+	for i := range 40 {
+		if i == 20 {
+			b.WriteString("MARKER line, unique in the file, forty-seven bytes\n")
+			continue
+		}
+		fmt.Fprintf(&b, "line %02d: the user prefers concise answers...\n", i)
+	}
+	return b.String()
+}()
+
+// benchHandler returns a handler over a mem store holding notes/a.md
+// (text2K) and dir/ with 200 files.
+func benchHandler(b *testing.B) (*memory.Handler, blob.Store) {
+	b.Helper()
+	s := mem.New(nil)
+	files := manyFiles("dir", 200)
+	files["notes/a.md"] = text2K
+	seed(b, s, files)
+	h, err := memory.New(s, memory.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h, s
+}
+
+// run executes input b.N times, failing on any error result.
+func run(b *testing.B, h *memory.Handler, input string) {
+	b.Helper()
+	in := []byte(input)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := h.Execute(ctx, in); r.IsError {
+			b.Fatal(r.Text)
+		}
+	}
+}
+
+func BenchmarkViewFile(b *testing.B) {
+	h, _ := benchHandler(b)
+	run(b, h, `{"command":"view","path":"/memories/notes/a.md"}`)
+}
+
+func BenchmarkViewDir(b *testing.B) {
+	h, _ := benchHandler(b)
+	run(b, h, `{"command":"view","path":"/memories/dir"}`)
+}
+
+func BenchmarkStrReplace(b *testing.B) {
+	h, _ := benchHandler(b)
+	// Replacing the marker with itself keeps the file the same size.
+	run(b, h, `{"command":"str_replace","path":"/memories/notes/a.md","old_str":"MARKER line","new_str":"MARKER line"}`)
+}
+
+func BenchmarkInsert(b *testing.B) {
+	h, s := benchHandler(b)
+	in := []byte(`{"command":"insert","path":"/memories/notes/a.md","insert_line":20,"insert_text":"an inserted line"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		seed(b, s, map[string]string{"notes/a.md": text2K}) // keep it 2 KB
+		b.StartTimer()
+		if r := h.Execute(ctx, in); r.IsError {
+			b.Fatal(r.Text)
+		}
+	}
+}
+
+func BenchmarkCreate(b *testing.B) {
+	h, s := benchHandler(b)
+	in := []byte(`{"command":"create","path":"/memories/notes/new.md","file_text":` + fmt.Sprintf("%q", text2K) + `}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := h.Execute(ctx, in); r.IsError {
+			b.Fatal(r.Text)
+		}
+		b.StopTimer()
+		if err := s.Delete(ctx, "notes/new.md", blob.Cond{}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+func BenchmarkDelete(b *testing.B) {
+	h, s := benchHandler(b)
+	in := []byte(`{"command":"delete","path":"/memories/notes/a.md"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		seed(b, s, map[string]string{"notes/a.md": text2K})
+		b.StartTimer()
+		if r := h.Execute(ctx, in); r.IsError {
+			b.Fatal(r.Text)
+		}
+	}
+}
+
+// benchRename renames back and forth between two paths.
+func benchRename(b *testing.B, h *memory.Handler, from, to string) {
+	b.Helper()
+	there := []byte(fmt.Sprintf(`{"command":"rename","old_path":%q,"new_path":%q}`, from, to))
+	back := []byte(fmt.Sprintf(`{"command":"rename","old_path":%q,"new_path":%q}`, to, from))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		in := there
+		if i%2 == 1 {
+			in = back
+		}
+		if r := h.Execute(ctx, in); r.IsError {
+			b.Fatal(r.Text)
+		}
+	}
+}
+
+func BenchmarkRenameFile(b *testing.B) {
+	h, _ := benchHandler(b)
+	benchRename(b, h, "/memories/notes/a.md", "/memories/notes/b.md")
+}
+
+func BenchmarkRenameDir50(b *testing.B) {
+	s := mem.New(nil)
+	seed(b, s, manyFiles("proj", 50))
+	h, err := memory.New(s, memory.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRename(b, h, "/memories/proj", "/memories/project")
+}

@@ -1,0 +1,240 @@
+package memorytest
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// Concurrency: SPEC.md "Concurrency, limits and failures". Several agents
+// share one store and no update is lost.
+
+const (
+	writers = 16 // goroutines, each with its own Handler
+	perEach = 50 // lines each inserter adds
+)
+
+// conflict is the text of a command that lost its race more often than the
+// handler retries. The contract says nothing was changed, so the test,
+// like the model, sends the command again.
+func conflict(path string) string {
+	return "Error: The file " + path + " was changed by another writer at the same time; no change was made. Try the command again."
+}
+
+// maxAttempts bounds how often one command is sent again after conflicts.
+const maxAttempts = 200
+
+// RunConcurrency runs the races of the contract on one store from newStore,
+// shared by 16 goroutines that each have their own Handler: concurrent
+// inserts into one file, concurrent creates of one path, and concurrent
+// str_replace edits of one file. newStore must return an empty store.
+func RunConcurrency(t *testing.T, newStore func(t *testing.T) blob.Store) {
+	t.Helper()
+	t.Run("insert", func(t *testing.T) { raceInsert(t, newStore(t)) })
+	t.Run("create", func(t *testing.T) { raceCreate(t, newStore(t)) })
+	t.Run("str_replace", func(t *testing.T) { raceReplace(t, newStore(t)) })
+}
+
+func newHandler(t *testing.T, s blob.Store) *memory.Handler {
+	t.Helper()
+	h, err := memory.New(s, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("memory.New: %v", err)
+	}
+	return h
+}
+
+// newHandlers returns one Handler over s per writer.
+func newHandlers(t *testing.T, s blob.Store) []*memory.Handler {
+	t.Helper()
+	hs := make([]*memory.Handler, writers)
+	for i := range hs {
+		hs[i] = newHandler(t, s)
+	}
+	return hs
+}
+
+// race runs f(i) in writers goroutines released at the same instant.
+func race(f func(i int)) {
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	for i := range writers {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			f(i)
+		}()
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+}
+
+// execute sends input until it is not a conflict, and returns the final
+// result and the number of conflicts met.
+func execute(t *testing.T, h *memory.Handler, input, path string) (memory.Result, int) {
+	for n := range maxAttempts {
+		r := h.Execute(t.Context(), []byte(input))
+		if r.Text != conflict(path) || !r.IsError {
+			return r, n
+		}
+	}
+	t.Errorf("input %q: still in conflict after %d attempts", input, maxAttempts)
+	return memory.Result{}, maxAttempts
+}
+
+func readFile(t *testing.T, s blob.Store, key string) string {
+	t.Helper()
+	data, _, err := s.Get(t.Context(), key)
+	if err != nil {
+		t.Fatalf("Get %q: %v", key, err)
+	}
+	return string(data)
+}
+
+// raceInsert: each writer inserts its 50 lines at the top of one file. In
+// the end every line is there exactly once, and each writer's lines appear
+// in the reverse of the order it inserted them.
+func raceInsert(t *testing.T, s blob.Store) {
+	const path = "/memories/shared.md"
+	if r := newHandler(t, s).Execute(t.Context(), []byte(createInput(path, ""))); r != ok(created(path)) {
+		t.Fatalf("create: %s", describe(r))
+	}
+	var conflicts sync.Map
+	handlers := newHandlers(t, s)
+	race(func(i int) {
+		h := handlers[i]
+		for j := range perEach {
+			r, n := execute(t, h, insertInput(path, 0, fmt.Sprintf("w%02d-l%02d", i, j)), path)
+			if r != ok(edited(path)) {
+				t.Errorf("writer %d, line %d: %s", i, j, describe(r))
+			}
+			conflicts.Store([2]int{i, j}, n)
+		}
+	})
+	logConflicts(t, &conflicts)
+
+	content := readFile(t, s, "shared.md")
+	lines, final := strings.CutSuffix(content, "\n")
+	if !final {
+		t.Errorf("the file lost its final newline: ends %q", content[max(0, len(content)-20):])
+	}
+	got := strings.Split(lines, "\n")
+	seen := map[string]int{}
+	last := map[int]int{} // writer -> the line number it was last seen at
+	for _, line := range got {
+		seen[line]++
+		var w, l int
+		if _, err := fmt.Sscanf(line, "w%02d-l%02d", &w, &l); err != nil {
+			t.Errorf("unexpected line %q", line)
+			continue
+		}
+		if prev, ok := last[w]; ok && l >= prev {
+			t.Errorf("writer %d: line %02d is below line %02d, but was inserted at the top after it", w, prev, l)
+		}
+		last[w] = l
+	}
+	for i := range writers {
+		for j := range perEach {
+			if line := fmt.Sprintf("w%02d-l%02d", i, j); seen[line] != 1 {
+				t.Errorf("line %q appears %d times, want once", line, seen[line])
+			}
+		}
+	}
+	if len(got) != writers*perEach {
+		t.Errorf("the file has %d lines, want %d", len(got), writers*perEach)
+	}
+}
+
+// raceCreate: every writer creates the same path with its own content; one
+// wins, the others are told the file exists, and the file is the winner's.
+// It runs a few rounds, in a new directory and at the root.
+func raceCreate(t *testing.T, s blob.Store) {
+	for round, path := range []string{"/memories/race.md", "/memories/new/dir/race.md", "/memories/r3", "/memories/x/y"} {
+		results := make([]memory.Result, writers)
+		handlers := newHandlers(t, s)
+		race(func(i int) {
+			results[i] = handlers[i].Execute(t.Context(), []byte(createInput(path, fmt.Sprintf("round %d, writer %02d", round, i))))
+		})
+		winner := -1
+		for i, r := range results {
+			switch r {
+			case ok(created(path)):
+				if winner >= 0 {
+					t.Errorf("%s: writers %d and %d both created it", path, winner, i)
+				}
+				winner = i
+			case fail(exists(path)):
+			default:
+				t.Errorf("%s: writer %d: %s", path, i, describe(r))
+			}
+		}
+		if winner < 0 {
+			t.Errorf("%s: nobody created it", path)
+			continue
+		}
+		key := strings.TrimPrefix(path, "/memories/")
+		if got, want := readFile(t, s, key), fmt.Sprintf("round %d, writer %02d", round, winner); got != want {
+			t.Errorf("%s holds %q, want the winner's %q", path, got, want)
+		}
+	}
+}
+
+// raceReplace: the file holds one placeholder per writer and line; each
+// writer replaces its own, one by one. In the end every replacement is
+// there and no placeholder is.
+func raceReplace(t *testing.T, s blob.Store) {
+	const (
+		path   = "/memories/board.md"
+		rounds = 10
+	)
+	placeholder := func(i, j int) string { return fmt.Sprintf("<<P%02d-%d>>", i, j) }
+	done := func(i, j int) string { return fmt.Sprintf("done by %02d (%d)", i, j) }
+	var lines, want []string
+	for j := range rounds {
+		for i := range writers {
+			lines = append(lines, fmt.Sprintf("slot %02d-%d: %s", i, j, placeholder(i, j)))
+			want = append(want, fmt.Sprintf("slot %02d-%d: %s", i, j, done(i, j)))
+		}
+	}
+	if _, err := s.Put(t.Context(), "board.md", []byte(strings.Join(lines, "\n")+"\n"), blob.Cond{}); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	var conflicts sync.Map
+	handlers := newHandlers(t, s)
+	race(func(i int) {
+		h := handlers[i]
+		for j := range rounds {
+			r, n := execute(t, h, replaceInput(path, placeholder(i, j), done(i, j)), path)
+			conflicts.Store([2]int{i, j}, n)
+			// The snippet's other lines depend on the other writers; our
+			// own line, with its number, must be in it.
+			own := fmt.Sprintf("%6d\tslot %02d-%d: %s", j*writers+i+1, i, j, done(i, j))
+			rest, found := strings.CutPrefix(r.Text, strReplaced(""))
+			if r.IsError || !found || !slices.Contains(strings.Split(rest, "\n"), own) {
+				t.Errorf("writer %d, round %d: %s; want the snippet to hold %q", i, j, describe(r), own)
+			}
+		}
+	})
+	logConflicts(t, &conflicts)
+	if got := readFile(t, s, "board.md"); got != strings.Join(want, "\n")+"\n" {
+		t.Errorf("board afterwards:\n got %q\nwant %q", got, strings.Join(want, "\n")+"\n")
+	}
+}
+
+func logConflicts(t *testing.T, conflicts *sync.Map) {
+	total := 0
+	conflicts.Range(func(_, n any) bool { total += n.(int); return true })
+	if total > 0 {
+		t.Logf("%d commands were sent again after the handler ran out of retries", total)
+	}
+}

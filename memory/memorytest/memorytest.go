@@ -1,0 +1,408 @@
+// Package memorytest is the conformance suite of the memory tool handler:
+// every string and rule of the memory tool contract (SPEC.md in the
+// project's shared documents) as golden cases, run through a memory.Handler
+// over any blob.Store.
+//
+// Like testing/fstest, it exists to be imported by tests. Integration tests
+// call Run and RunConcurrency with a constructor for their backend, so that
+// "works on S3" means that the six commands behave as specified on S3, not
+// only that the S3 store passes its own tests. Non-test code must not import
+// this package.
+//
+// Every expected text in this package was written by hand from the contract,
+// never copied from what a handler prints.
+package memorytest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// Case is one golden case: a store holding Files, one command, and the
+// whole Result it must produce.
+type Case struct {
+	// Name identifies the case; Cases prefixes it with its group
+	// ("view/...", "create/...").
+	Name string
+	// Files is the store's content before the command, by memory path:
+	// "/memories/a/b.md" is stored under key "a/b.md". Paths under
+	// "/memories/.cloudmem/" put the storage's own bookkeeping keys, which
+	// no memory path can reach. Nil means an empty store.
+	Files map[string]string
+	// Options configures the handler. A nil Logger is replaced by one that
+	// discards, so that storage-failure cases keep the test output short.
+	Options memory.Options
+	// Wrap, if set, wraps the store the handler sees (read-only, failing).
+	// Files are written to, and the store is checked on, the unwrapped store.
+	Wrap func(blob.Store) blob.Store
+	// Input is the raw input object, exactly as the model sends it.
+	Input string
+	// Want is the whole expected Result.
+	Want memory.Result
+	// WantPrefix makes Want.Text a prefix of the expected text, for the
+	// few texts whose end the contract leaves open (the short reason of
+	// "Invalid memory command input: ..."). The rest must then be one
+	// non-empty line.
+	WantPrefix bool
+	// WantFiles is the whole store after the command, by memory path. Nil
+	// means unchanged: the same keys, contents and versions as before.
+	// A case whose Want is an error must leave it nil: errors change
+	// nothing.
+	WantFiles map[string]string
+}
+
+// group is a named list of cases, one file of this package each.
+type group struct {
+	name  string
+	cases func() []Case
+}
+
+var groups = []group{
+	{"decode", decodeCases},
+	{"paths", pathCases},
+	{"readonly", readOnlyCases},
+	{"failure", failureCases},
+	{"view_dir", viewDirCases},
+	{"view_file", viewFileCases},
+	{"view_limits", viewLimitCases},
+	{"create", createCases},
+	{"str_replace", strReplaceCases},
+	{"insert", insertCases},
+	{"delete", deleteCases},
+	{"rename", renameCases},
+}
+
+// Cases returns every golden case, each Name prefixed with its group and a
+// slash ("view_dir/pre-order walk"). Callers may filter them, or use their
+// inputs as fuzz seeds.
+func Cases() []Case {
+	var all []Case
+	for _, g := range groups {
+		for _, c := range g.cases() {
+			c.Name = g.name + "/" + c.Name
+			all = append(all, c)
+		}
+	}
+	return all
+}
+
+// Run runs every golden case as its own subtest (grouped by command), each
+// on a fresh store from newStore. newStore must return an empty store and
+// arrange its cleanup with t.Cleanup.
+func Run(t *testing.T, newStore func(t *testing.T) blob.Store) {
+	t.Helper()
+	for _, g := range groups {
+		cases := g.cases()
+		seen := map[string]bool{}
+		for _, c := range cases {
+			if seen[c.Name] {
+				t.Fatalf("memorytest: duplicate case name %s/%s", g.name, c.Name)
+			}
+			seen[c.Name] = true
+		}
+		t.Run(g.name, func(t *testing.T) {
+			for _, c := range cases {
+				t.Run(c.Name, func(t *testing.T) { runCase(t, newStore, c) })
+			}
+		})
+	}
+}
+
+func runCase(t *testing.T, newStore func(t *testing.T) blob.Store, c Case) {
+	if c.Want.IsError && c.WantFiles != nil {
+		t.Fatalf("memorytest: case %q expects an error and a changed store", c.Name)
+	}
+	ctx := t.Context()
+	base := newStore(t)
+	for path, content := range c.Files {
+		if _, err := base.Put(ctx, keyOf(t, path), []byte(content), blob.Cond{}); err != nil {
+			t.Fatalf("setup: Put %q: %v", path, err)
+		}
+	}
+	before := snapshot(t, base)
+
+	store := base
+	if c.Wrap != nil {
+		store = c.Wrap(store)
+	}
+	counter := blob.NewCounter(store)
+	opts := c.Options
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h, err := memory.New(counter, opts)
+	if err != nil {
+		t.Fatalf("memory.New: %v", err)
+	}
+	got := h.Execute(ctx, []byte(c.Input))
+
+	checkResult(t, c, got)
+	if refusedBeforeStorage(c.Want) {
+		if n := counter.Counts(); n.Total() != 0 {
+			t.Errorf("input %q: decoding, read-only and path errors come before any storage call; the store saw %+v", c.Input, n)
+		}
+	}
+
+	after := snapshot(t, base)
+	if c.WantFiles == nil {
+		if diff := diffSnapshots(before, after); diff != "" {
+			t.Errorf("input %q: the store changed (it must not):\n%s", c.Input, diff)
+		}
+		return
+	}
+	want := map[string]string{}
+	for path, content := range c.WantFiles {
+		want[keyOf(t, path)] = content
+	}
+	if diff := diffContents(after, want); diff != "" {
+		t.Errorf("input %q: store afterwards (by key):\n%s", c.Input, diff)
+	}
+}
+
+// refusedBeforeStorage reports whether want is an error the contract
+// produces before any storage call: malformed input, a read-only refusal,
+// or an invalid path.
+func refusedBeforeStorage(want memory.Result) bool {
+	if !want.IsError {
+		return false
+	}
+	for _, p := range []string{
+		"Error: Invalid memory command input: ",
+		"Error: Parameter `",
+		"Error: Unknown memory command: ",
+		"Error: The memory directory is read-only: ",
+		"Error: Path ",
+	} {
+		if strings.HasPrefix(want.Text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkResult(t *testing.T, c Case, got memory.Result) {
+	t.Helper()
+	textOK := got.Text == c.Want.Text
+	if c.WantPrefix {
+		rest, found := strings.CutPrefix(got.Text, c.Want.Text)
+		textOK = found && rest != "" && !strings.Contains(rest, "\n")
+	}
+	imageOK := sameImage(got.Image, c.Want.Image)
+	if textOK && imageOK && got.IsError == c.Want.IsError {
+		return
+	}
+	how := "exactly"
+	if c.WantPrefix {
+		how = "starting with (then one non-empty line)"
+	}
+	t.Errorf("input %q\n got: %s\nwant %s: %s%s",
+		c.Input, describe(got), how, describe(c.Want), firstDifference(got.Text, c.Want.Text))
+}
+
+func sameImage(a, b *memory.Image) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.MediaType == b.MediaType && bytes.Equal(a.Data, b.Data)
+}
+
+func describe(r memory.Result) string {
+	s := fmt.Sprintf("IsError=%v Text=%q", r.IsError, r.Text)
+	if r.Image != nil {
+		s += fmt.Sprintf(" Image={%q, %d bytes}", r.Image.MediaType, len(r.Image.Data))
+	}
+	return s
+}
+
+// firstDifference points at the first line where two long texts differ, to
+// save reading two long %q strings side by side.
+func firstDifference(got, want string) string {
+	if got == want || len(want) < 200 {
+		return ""
+	}
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		gl, wl := "<none>", "<none>"
+		if i < len(g) {
+			gl = fmt.Sprintf("%q", g[i])
+		}
+		if i < len(w) {
+			wl = fmt.Sprintf("%q", w[i])
+		}
+		if gl != wl {
+			return fmt.Sprintf("\nfirst difference at line %d:\n got: %s\nwant: %s", i+1, gl, wl)
+		}
+	}
+	return ""
+}
+
+// keyOf maps a memory path of the test data to its store key.
+func keyOf(t *testing.T, path string) string {
+	t.Helper()
+	key, ok := strings.CutPrefix(path, "/memories/")
+	if !ok || blob.CheckKey(key) != nil {
+		t.Fatalf("memorytest: bad test path %q", path)
+	}
+	return key
+}
+
+type object struct{ data, version string }
+
+// snapshot reads every key of s with its content and version.
+func snapshot(t *testing.T, s blob.Store) map[string]object {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	infos, err := blob.ListAll(ctx, s, "")
+	if err != nil {
+		t.Fatalf("snapshot: List: %v", err)
+	}
+	out := make(map[string]object, len(infos))
+	for _, info := range infos {
+		data, got, err := s.Get(ctx, info.Key)
+		if err != nil {
+			t.Fatalf("snapshot: Get %q: %v", info.Key, err)
+		}
+		out[info.Key] = object{data: string(data), version: got.Version}
+	}
+	return out
+}
+
+func diffSnapshots(before, after map[string]object) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(mergeKeys(before, after))) {
+		o, inBefore := before[k]
+		n, inAfter := after[k]
+		switch {
+		case !inAfter:
+			fmt.Fprintf(&b, "  %q: deleted (was %s)\n", k, short(o.data))
+		case !inBefore:
+			fmt.Fprintf(&b, "  %q: created with %s\n", k, short(n.data))
+		case o.data != n.data:
+			fmt.Fprintf(&b, "  %q: content %s, was %s\n", k, short(n.data), short(o.data))
+		case o.version != n.version:
+			fmt.Fprintf(&b, "  %q: rewritten (version %q, was %q) with the same content\n", k, n.version, o.version)
+		}
+	}
+	return b.String()
+}
+
+func diffContents(got map[string]object, want map[string]string) string {
+	var b strings.Builder
+	all := mergeKeys(got, nil)
+	for k := range want {
+		all[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		g, inGot := got[k]
+		w, inWant := want[k]
+		switch {
+		case !inGot:
+			fmt.Fprintf(&b, "  %q: missing, want %s\n", k, short(w))
+		case !inWant:
+			fmt.Fprintf(&b, "  %q: unexpected, holds %s\n", k, short(g.data))
+		case g.data != w:
+			fmt.Fprintf(&b, "  %q:\n     got %s\n    want %s\n", k, short(g.data), short(w))
+		}
+	}
+	return b.String()
+}
+
+func mergeKeys(a, b map[string]object) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// short quotes data, eliding the middle of long contents.
+func short(data string) string {
+	if len(data) <= 300 {
+		return fmt.Sprintf("%q", data)
+	}
+	return fmt.Sprintf("%q ... %q (%d bytes)", data[:120], data[len(data)-120:], len(data))
+}
+
+// The helpers below keep the case tables close to the contract's text.
+
+// ok is a success result.
+func ok(text string) memory.Result { return memory.Result{Text: text} }
+
+// fail is an error result; text is written without the "Error: " prefix,
+// as the contract writes it.
+func fail(text string) memory.Result { return memory.Result{Text: "Error: " + text, IsError: true} }
+
+// listing is a directory view of dir (the normalised path) with its lines.
+func listing(dir string, lines ...string) string {
+	return "Here're the files and directories up to 2 levels deep in " + dir +
+		", excluding hidden items and node_modules:\n" + strings.Join(lines, "\n")
+}
+
+// fileView is a file view of path (as sent) whose lines are numbered from first.
+func fileView(path string, first int, lines ...string) string {
+	return "Here's the content of " + path + " with line numbers:\n" + numbered(first, lines...)
+}
+
+// numbered formats lines as the view does: the number right-aligned in six
+// columns, a tab, the line; joined by "\n" with no final newline.
+func numbered(first int, lines ...string) string {
+	var b strings.Builder
+	for i, line := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%6d\t%s", first+i, line)
+	}
+	return b.String()
+}
+
+// in builds an input object from name, value pairs, in that order. Values
+// are encoded as JSON; a value of type raw is inserted as is.
+func in(pairs ...any) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i < len(pairs); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:", pairs[i].(string))
+		if r, isRaw := pairs[i+1].(raw); isRaw {
+			b.WriteString(string(r))
+			continue
+		}
+		var v bytes.Buffer
+		enc := json.NewEncoder(&v)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(pairs[i+1]); err != nil {
+			panic(fmt.Sprintf("memorytest: encoding %v: %v", pairs[i+1], err))
+		}
+		b.WriteString(strings.TrimSuffix(v.String(), "\n"))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// raw is JSON text that in inserts verbatim.
+type raw string
+
+// files builds a Files or WantFiles map from path, content pairs.
+func files(pairs ...string) map[string]string {
+	m := make(map[string]string, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		m[pairs[i]] = pairs[i+1]
+	}
+	return m
+}

@@ -4,14 +4,16 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cloudmem/cloudmem/backends/file"
 	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory/memorytest"
 )
 
 // The SPEC suite over the in-memory store, through each wrapper a
-// deployment may put in front of it, and over a store without the optional
-// capabilities, so that the handler's fallbacks run too.
+// deployment may put in front of it, over a store without the optional
+// capabilities (so that the handler's fallbacks run too), and over the
+// local-directory store.
 
 type backend struct {
 	name     string
@@ -28,7 +30,18 @@ func backends() []backend {
 		{"prefix", newPrefixed},
 		{"counter", func(*testing.T) blob.Store { return blob.NewCounter(mem.New(nil)) }},
 		{"core-only", func(*testing.T) blob.Store { return coreOnly{mem.New(nil)} }},
+		{"file", newFile},
 	}
+}
+
+// newFile returns a local-directory store in a fresh temporary directory.
+func newFile(t *testing.T) blob.Store {
+	t.Helper()
+	s, err := file.Open(t.Context(), t.TempDir(), &file.Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("file.Open: %v", err)
+	}
+	return s
 }
 
 // newPrefixed returns the store of tenant "a" in a store shared with

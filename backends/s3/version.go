@@ -1,0 +1,131 @@
+package s3
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// metaWriteID is the user metadata key (header x-amz-meta-cloudmem-write)
+// holding the random id of the Put that wrote the object.
+const metaWriteID = "cloudmem-write"
+
+// writeIDLen is the length of a write id: 128 bits in hex.
+const writeIDLen = 32
+
+// versionSep separates the ETag from the write id in a version. It cannot
+// appear in a write id, so the last one in a version is the separator.
+const versionSep = "#"
+
+// joinVersion returns the version of an object with this ETag and write id:
+// "ETAG#ID", or the ETag alone when id is not a write id (objects written by
+// other programs, and listings, which carry no metadata).
+func joinVersion(etag, id string) string {
+	if !isWriteID(id) {
+		return etag
+	}
+	return etag + versionSep + id
+}
+
+// splitVersion undoes joinVersion; id is "" for a version without one.
+func splitVersion(v string) (etag, id string) {
+	i := strings.LastIndex(v, versionSep)
+	if i < 0 || !isWriteID(v[i+1:]) {
+		return v, ""
+	}
+	return v[:i], v[i+1:]
+}
+
+// writeIDOf returns the write id in version v, or "".
+func writeIDOf(v string) string {
+	_, id := splitVersion(v)
+	return id
+}
+
+// versionMatches reports whether a caller's version want names the object
+// whose current version is cur. A version without a write id (from List)
+// matches on the ETag alone.
+func versionMatches(want, cur string) bool {
+	wantTag, wantID := splitVersion(want)
+	if wantID == "" {
+		curTag, _ := splitVersion(cur)
+		return wantTag == curTag
+	}
+	return want == cur
+}
+
+func isWriteID(s string) bool {
+	if len(s) != writeIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// metaValue looks name up in user metadata, whose keys the SDK may return
+// in any case.
+func metaValue(meta map[string]string, name string) string {
+	if v, ok := meta[name]; ok {
+		return v
+	}
+	for k, v := range meta {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+// classify returns the blob sentinel that an SDK error means, or nil.
+// A missing bucket is not ErrNotExist, except for HEAD requests, whose 404
+// answers carry no error code to tell it from a missing key.
+func classify(err error) error {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode() {
+		case "NoSuchKey", "NotFound":
+			return blob.ErrNotExist
+		case "PreconditionFailed":
+			return blob.ErrPrecondition
+		case "NoSuchBucket":
+			return nil
+		}
+	}
+	var respErr *awshttp.ResponseError
+	if errors.As(err, &respErr) {
+		switch respErr.HTTPStatusCode() {
+		case http.StatusNotFound:
+			return blob.ErrNotExist
+		case http.StatusPreconditionFailed:
+			return blob.ErrPrecondition
+		}
+	}
+	return nil
+}
+
+// isConflict reports whether err is S3's 409 ConditionalRequestConflict: a
+// conditional request raced another one and may be retried.
+func isConflict(err error) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == "ConditionalRequestConflict"
+}
+
+// mapErr wraps an SDK error for key, adding the blob sentinel it means.
+// The SDK error stays reachable with errors.As; context errors with
+// errors.Is. SDK errors name no credentials.
+func mapErr(key string, err error) error {
+	if sentinel := classify(err); sentinel != nil {
+		return fmt.Errorf("s3: %q: %w: %w", key, sentinel, err)
+	}
+	return fmt.Errorf("s3: %q: %w", key, err)
+}

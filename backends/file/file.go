@@ -54,6 +54,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -72,8 +73,8 @@ type Options struct {
 	NoSync bool
 }
 
-// Open returns a store over the directory dir, creating it (and its
-// parents) with mode 0700 if it is missing. dir may be relative; the store
+// Open returns a store over the directory dir, creating it with mode 0700
+// (and any missing parents) if it is missing. dir may be relative; the store
 // records its absolute path, so later changes of the working directory do
 // not affect it. A nil opts means the zero Options. Open fails when dir
 // exists but is not a directory; ctx bounds the checks Open makes.
@@ -88,10 +89,16 @@ func Open(ctx context.Context, dir string, opts *Options) (blob.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	if err := os.MkdirAll(abs, dirMode); err != nil {
-		return nil, fmt.Errorf("file: %w", err)
-	}
 	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(abs, dirMode); err != nil {
+			return nil, fmt.Errorf("file: %w", err)
+		}
+		if err := os.Chmod(abs, dirMode); err != nil { // exactly 0700, whatever the umask
+			return nil, fmt.Errorf("file: %w", err)
+		}
+		fi, err = os.Stat(abs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}

@@ -61,13 +61,19 @@ func (s *store) openRoot() (int, error) {
 }
 
 // openDir opens the directory rel ('/'-separated, "" for the root) without
-// following symbolic links. With create, it makes missing directories with
-// mode 0700. A segment that is missing, a file or a symbolic link yields a
-// *pathError.
-func (s *store) openDir(rel string, create bool) (int, error) {
-	fd, err := s.openRoot()
+// following symbolic links. A segment that is missing, a file or a symbolic
+// link yields a *pathError.
+func (s *store) openDir(rel string) (int, error) {
+	fd, _, err := s.makeDir(rel, false)
+	return fd, err
+}
+
+// makeDir is openDir that, with create, makes missing directories with mode
+// 0700 and reports whether it made any.
+func (s *store) makeDir(rel string, create bool) (fd int, made bool, err error) {
+	fd, err = s.openRoot()
 	if err != nil || rel == "" {
-		return fd, err
+		return fd, false, err
 	}
 	done := ""
 	for seg := range strings.SplitSeq(rel, "/") {
@@ -75,6 +81,7 @@ func (s *store) openDir(rel string, create bool) (int, error) {
 		next, err := openSubdir(fd, seg)
 		if errors.Is(err, unix.ENOENT) && create {
 			next, err = makeSubdir(fd, seg)
+			made = made || err == nil
 		}
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
 			if st, lerr := lstatAt(fd, seg); lerr == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
@@ -83,15 +90,11 @@ func (s *store) openDir(rel string, create bool) (int, error) {
 		}
 		unix.Close(fd)
 		if err != nil {
-			var pe *pathError
-			if errors.As(err, &pe) {
-				return -1, err
-			}
-			return -1, &pathError{rel: done, err: err}
+			return -1, made, &pathError{rel: done, err: err}
 		}
 		fd = next
 	}
-	return fd, nil
+	return fd, made, nil
 }
 
 func openSubdir(dirfd int, name string) (int, error) {
@@ -233,7 +236,7 @@ func (s *store) lock(ctx context.Context) (unlock func(), err error) {
 func (s *store) removeEmptyDirs(rel string) {
 	for rel != "" {
 		parent, base := splitKey(rel)
-		fd, err := s.openDir(parent, false)
+		fd, err := s.openDir(parent)
 		if err != nil {
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,6 +31,17 @@ var (
 
 func open(root string, opts *Options) (blob.Store, error) {
 	s := &store{root: root, noSync: opts.NoSync, sem: make(chan struct{}, 1)}
+	// Create the lock file now, with its exact mode; lock recreates it
+	// should someone remove it.
+	lock, err := os.OpenFile(filepath.Join(root, lockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, fileMode)
+	if err != nil {
+		return nil, fmt.Errorf("file: lock file: %w", err)
+	}
+	err = lock.Chmod(fileMode)
+	lock.Close()
+	if err != nil {
+		return nil, fmt.Errorf("file: lock file: %w", err)
+	}
 	s.removeTrash()
 	return s, nil
 }
@@ -105,7 +117,7 @@ func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) 
 		return nil, blob.Info{}, err
 	}
 	dir, base := splitKey(key)
-	dfd, err := s.openDir(dir, false)
+	dfd, err := s.openDir(dir)
 	if err != nil {
 		return nil, blob.Info{}, readErr(key, err)
 	}
@@ -148,7 +160,7 @@ func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
 // lstat stats key without following symbolic links.
 func (s *store) lstat(key string) (unix.Stat_t, error) {
 	dir, base := splitKey(key)
-	dfd, err := s.openDir(dir, false)
+	dfd, err := s.openDir(dir)
 	if err != nil {
 		return unix.Stat_t{}, err
 	}
@@ -177,8 +189,11 @@ func (s *store) put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	dir, base := splitKey(key)
 	// IfVersion needs the object, so it needs no new directory.
 	create := c.IfVersion == ""
-	dfd, err := s.openDir(dir, create)
+	dfd, made, err := s.makeDir(dir, create)
 	if err != nil {
+		if made {
+			s.tidy(ctx, dir)
+		}
 		if !create && missing(err) {
 			return blob.Info{}, precondition(key, "no such object")
 		}
@@ -199,7 +214,9 @@ func (s *store) put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	defer func() {
 		if !committed {
 			unix.Unlinkat(dfd, tmp, 0)
-			s.tidy(ctx, dir)
+			if made {
+				s.tidy(ctx, dir)
+			}
 		}
 	}()
 	if err := s.writeFile(f, data); err != nil {
@@ -220,7 +237,7 @@ func (s *store) put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	}()
 	// Resolve the directory again: a Rename or DeleteTree may have moved
 	// the one holding the temporary file while we wrote it.
-	target, err := s.openDir(dir, create)
+	target, _, err := s.makeDir(dir, create)
 	if err != nil {
 		if !create && missing(err) {
 			return blob.Info{}, precondition(key, "no such object")
@@ -313,7 +330,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 	}
 	defer unlock()
 	dir, base := splitKey(key)
-	dfd, err := s.openDir(dir, false)
+	dfd, err := s.openDir(dir)
 	if err != nil {
 		if !missing(err) {
 			return fmt.Errorf("file: %q: %w", key, err)
@@ -350,8 +367,9 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 }
 
 // tidy removes the directory rel and its parents if they are empty, under
-// the lock, after a failed write. It gives up quietly if the lock does not
-// come within a second: empty directories are invisible to every reader.
+// the lock, after a Put that made them failed. It gives up quietly if the
+// lock does not come within a second: empty directories are invisible in the
+// key space, and the next write or Delete in them takes them over.
 func (s *store) tidy(ctx context.Context, rel string) {
 	if rel == "" {
 		return

@@ -50,7 +50,7 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 // directory that can hold them: "a/b" and "a/" walk ROOT/a, "a" walks ROOT.
 func (s *store) collect(ctx context.Context, prefix string) ([]blob.Info, error) {
 	start := prefix[:strings.LastIndexByte(prefix, '/')+1]
-	fd, err := s.openDir(strings.TrimSuffix(start, "/"), false)
+	fd, err := s.openDir(strings.TrimSuffix(start, "/"))
 	if missing(err) {
 		return nil, nil
 	}
@@ -193,7 +193,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	defer unlock()
 
 	srcDir, srcBase := splitKey(src)
-	sfd, err := s.openDir(srcDir, false)
+	sfd, err := s.openDir(srcDir)
 	if err != nil {
 		return readErr(src, err)
 	}
@@ -217,7 +217,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	}
 
 	dstDir, dstBase := splitKey(dst)
-	dfd, err := s.openDir(dstDir, true)
+	dfd, _, err := s.makeDir(dstDir, true)
 	if err != nil {
 		s.removeEmptyDirs(dstDir)
 		return writeErr(dst, err)
@@ -326,7 +326,7 @@ func (s *store) moveToTrash(ctx context.Context, dir string) (string, error) {
 	}
 	defer unlock()
 	parent, base := splitKey(dir)
-	pfd, err := s.openDir(parent, false)
+	pfd, err := s.openDir(parent)
 	if err != nil {
 		return "", readErr(dir+"/", err)
 	}

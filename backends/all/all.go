@@ -10,5 +10,6 @@
 package all
 
 import (
-	_ "github.com/cloudmem/cloudmem/backends/mem" // mem://
+	_ "github.com/cloudmem/cloudmem/backends/file" // file:///dir and plain paths
+	_ "github.com/cloudmem/cloudmem/backends/mem"  // mem://
 )

@@ -111,3 +111,16 @@ Error: The memory directory is read-only: create is not allowed
 		t.Errorf("demo = %d\nstdout:\n%s\nstderr:\n%s\nwant 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr, wantOut, wantErr)
 	}
 }
+
+// TestDemoDirectory runs the demo twice against a local directory, the
+// default kind of store: both runs succeed with the same whole output.
+func TestDemoDirectory(t *testing.T) {
+	dir := t.TempDir()
+	want := demoOutput(dir)
+	for run := 1; run <= 2; run++ {
+		code, stdout, stderr := cloudmem([]string{"demo"}, "", map[string]string{storeEnv: dir})
+		if code != 0 || stdout != want || stderr != "" {
+			t.Fatalf("demo run %d = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", run, code, stdout, stderr, want)
+		}
+	}
+}

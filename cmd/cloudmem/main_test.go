@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -163,5 +165,18 @@ func TestStoreChoice(t *testing.T) {
 			t.Errorf("cloudmem %q with env %v = %d\nstdout:\n%s\nstderr:\n%s\nwant %d\nstdout:\n%s\nstderr:\n%s",
 				tc.args, tc.env, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
 		}
+	}
+}
+
+// TestDefaultStore checks that with no --store and no $CLOUDMEM_STORE the
+// store is the directory ./memories.
+func TestDefaultStore(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := cloudmem([]string{"exec"}, `{"command":"create","path":"/memories/a.md","file_text":"hi"}`, nil)
+	if want := `{"content":"File created successfully at: /memories/a.md","is_error":false}` + "\n"; code != 0 || stdout != want || stderr != "" {
+		t.Fatalf("exec = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
+	}
+	if data, err := os.ReadFile(filepath.Join("memories", "a.md")); err != nil || string(data) != "hi" {
+		t.Errorf("memories/a.md holds %q, %v; want \"hi\"", data, err)
 	}
 }

@@ -1,0 +1,47 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/storeurl"
+)
+
+func init() {
+	storeurl.Register(Scheme, storeurl.Backend{Open: openURL})
+}
+
+// openURL opens the directory a file URL names:
+//
+//	file:///abs/dir             the absolute path /abs/dir (percent-escapes decoded)
+//	file://localhost/abs/dir    the same
+//	file:rel/dir, file:./rel    a path relative to the working directory
+//	./rel, /abs/dir, rel        a bare path, taken literally (storeurl passes it as u.Path)
+//
+// A host other than localhost, a user, or a parameter other than the shared
+// ones is an error.
+func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
+	if u.User != nil {
+		return nil, errors.New("file: a file URL has no user or password")
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return nil, fmt.Errorf("file: host %q in a file URL: only local directories are supported (file:///abs/dir)", u.Host)
+	}
+	if err := storeurl.CheckParams(u); err != nil {
+		return nil, err
+	}
+	dir := u.Path
+	if u.Opaque != "" {
+		var err error
+		if dir, err = url.PathUnescape(u.Opaque); err != nil {
+			return nil, fmt.Errorf("file: malformed path: %w", err)
+		}
+	}
+	if dir == "" {
+		return nil, errors.New("file: the URL names no directory: want file:///abs/dir, file:rel/dir or a plain path")
+	}
+	return Open(ctx, dir, nil)
+}

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -75,12 +74,11 @@ func parseURL(u *url.URL, getenv func(string) string) (urlConfig, error) {
 		return urlConfig{}, err
 	}
 	switch {
-	case u.Opaque != "":
-		return urlConfig{}, fmt.Errorf("redis: %s: want %s://HOST:PORT, not %s:%s", scheme, scheme, scheme, u.Opaque)
-	case u.Host == "":
-		return urlConfig{}, fmt.Errorf("redis: %s: the URL names no server (want %s://HOST:PORT)", scheme, scheme)
+	case u.Opaque != "" || u.Host == "":
+		// The opaque part may hold a password: do not repeat it.
+		return urlConfig{}, fmt.Errorf("redis: %s URL names no server (want %s://HOST:PORT)", scheme, scheme)
 	case cluster && strings.Trim(u.Path, "/") != "":
-		return urlConfig{}, fmt.Errorf("redis: %s: unexpected path %q: a cluster has only database 0", scheme, u.Path)
+		return urlConfig{}, fmt.Errorf("redis: %s URL: unexpected path %q: a cluster has only database 0", scheme, u.Path)
 	}
 	query := u.Query()
 	cfg := urlConfig{prefix: query.Get("prefix")}
@@ -124,11 +122,9 @@ func parseURL(u *url.URL, getenv func(string) string) (urlConfig, error) {
 		}
 	}
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return urlConfig{}, fmt.Errorf("redis: %s: %w", scheme, err)
+		// go-redis' URL errors are plain text, without the password (it
+		// never saw it), each starting with its own "redis: ".
+		return urlConfig{}, fmt.Errorf("redis: %s URL: %s", scheme, strings.TrimPrefix(err.Error(), "redis: "))
 	}
 	return cfg, nil
 }

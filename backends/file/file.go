@@ -4,14 +4,19 @@
 //
 // # URL
 //
-//	file:///abs/dir    the directory /abs/dir
-//	./memory           a bare path means the same (relative to the working directory)
+//	file:///abs/dir             the directory /abs/dir
+//	file://localhost/abs/dir    the same
+//	file:rel/dir                a directory relative to the working directory
+//	./memory, /abs/dir          a bare path, with no scheme, means the same
+//
+// The URL takes only the parameters storeurl applies to every scheme.
 //
 // # Layout
 //
 // Key "a/b" is the file ROOT/a/b. Directories are created with mode 0700 as
 // writes need them and removed when their last object goes (never ROOT
-// itself); files have mode 0600. The store keeps a few names for itself,
+// itself; a failed write may leave an empty one, which nothing lists);
+// files have mode 0600, whatever the umask. The store keeps a few names for itself,
 // all starting with ".cloudmem-": the lock file ROOT/.cloudmem-lock,
 // temporary files ".cloudmem-tmp-*" beside the object being written, and
 // ".cloudmem-trash-*" directories being deleted. A key with any segment that
@@ -38,8 +43,9 @@
 // repeat (see the comment on version in the source).
 //
 // Symbolic links under the root are never followed: a link where an object
-// or a directory would be reads as missing, is skipped by listings, and a
-// write through a linked directory fails. The root itself may be a link.
+// or a directory would be reads as missing and is skipped by listings; a
+// write through a linked directory fails, and a Put at the link's own name
+// replaces the link, never its target. The root itself may be a link.
 //
 // A file system cannot hold a file and a directory of the same name, so
 // unlike the blob contract in general, the keys "a" and "a/b" cannot both

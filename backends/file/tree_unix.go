@@ -172,7 +172,8 @@ func holdsObject(parentfd int, name string) (bool, error) {
 }
 
 // Rename implements blob.Renamer with one rename(2) under the lock. Moved
-// objects get new versions: their mtimes are moved forward first.
+// objects get new versions: their mtimes are moved forward, still under the
+// lock, right after the rename.
 func (s *store) Rename(ctx context.Context, src, dst string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -228,17 +229,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 		return err
 	}
 
-	touch := func(dirfd int, name string, st *unix.Stat_t) error {
-		return setMtime(dirfd, name, nextMtime(st))
-	}
-	if isRegular(&st) {
-		err = touch(sfd, srcBase, &st)
-	} else {
-		err = visitObjects(sfd, srcBase, touch)
-	}
-	if err == nil {
-		err = renameNoReplace(sfd, srcBase, dfd, dstBase)
-	}
+	err = renameNoReplace(sfd, srcBase, dfd, dstBase)
 	if errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY) {
 		s.removeEmptyDirs(dstDir)
 		return precondition(dst, "destination exists")
@@ -246,6 +237,19 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	if err != nil {
 		s.removeEmptyDirs(dstDir)
 		return fmt.Errorf("file: rename %q to %q: %w", src, dst, err)
+	}
+	// New versions for the moved objects, before anyone can write them:
+	// we still hold the lock.
+	touch := func(dirfd int, name string, st *unix.Stat_t) error {
+		return setMtime(dirfd, name, nextMtime(st))
+	}
+	if isRegular(&st) {
+		err = touch(dfd, dstBase, &st)
+	} else {
+		err = visitObjects(dfd, dstBase, touch)
+	}
+	if err != nil {
+		return fmt.Errorf("file: renamed %q to %q, but renewing versions: %w", src, dst, err)
 	}
 	s.removeEmptyDirs(srcDir)
 	if err := s.syncDir(dfd); err != nil {

@@ -46,6 +46,7 @@ var oddKeys = []string{
 	"semi;colon,comma",
 	"dollar$`tick`|pipe^",
 	".hidden",
+	".cloudmem/key", // where the encryption layer keeps its key: an ordinary key to a Store
 	"dir/.hidden/.file",
 	"...three dots",
 	"..a",

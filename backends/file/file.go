@@ -18,8 +18,8 @@
 // itself; a failed write may leave an empty one, which nothing lists);
 // files have mode 0600, whatever the umask. The store keeps a few names for itself,
 // all starting with ".cloudmem-": the lock file ROOT/.cloudmem-lock,
-// temporary files ".cloudmem-tmp-*" beside the object being written, and
-// ".cloudmem-trash-*" directories being deleted. A key with any segment that
+// temporary files ROOT/.cloudmem-tmp-* of writes in flight (or interrupted
+// by a crash), and directories ROOT/.cloudmem-trash-* being deleted. A key with any segment that
 // starts with ".cloudmem-" is refused with blob.ErrInvalidKey, and listings
 // skip such names. (The directory ".cloudmem/" is not reserved here: the
 // encryption layer stores its key object there, as any other key.)
@@ -29,6 +29,8 @@
 // Writes are atomic: Put writes a temporary file, syncs it, renames it into
 // place and syncs the directory, so readers and crashes see the old object
 // or the new one, never a mix (Options.NoSync trades the syncs for speed).
+// Renames need one file system: a mount point below ROOT makes writes under
+// it fail.
 // Every write (Put, Delete, Rename, DeleteTree) runs its check-and-commit
 // step under one store-wide lock: an in-process lock plus an advisory
 // flock(2) on the lock file, so conditional writes are exact across

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -45,13 +44,6 @@ func open(root string, opts *Options) (blob.Store, error) {
 	s.removeTrash()
 	return s, nil
 }
-
-// putRetries bounds how often Put starts over when a concurrent Delete,
-// Rename or DeleteTree removed the directory of its temporary file.
-const putRetries = 5
-
-// errRetry marks a Put that lost its temporary file to a concurrent write.
-var errRetry = errors.New("file: temporary file moved away by a concurrent write")
 
 // errSymlink is the cause of errors about symbolic links under the root.
 var errSymlink = errors.New("symbolic link (not followed)")
@@ -168,6 +160,10 @@ func (s *store) lstat(key string) (unix.Stat_t, error) {
 	return lstatAt(dfd, base)
 }
 
+// Put writes the data to a temporary file at the root, outside the lock,
+// then under the lock makes the key's directories, checks c and renames the
+// file into place. Temporary files live at the root, not beside their
+// object, so that no concurrent Rename or DeleteTree can carry them off.
 func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
 	if err := checkCall(ctx, key); err != nil {
 		return blob.Info{}, err
@@ -175,36 +171,13 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	if err := c.Validate(); err != nil {
 		return blob.Info{}, err
 	}
-	for attempt := 1; ; attempt++ {
-		info, err := s.put(ctx, key, data, c)
-		if !errors.Is(err, errRetry) || attempt == putRetries {
-			return info, err
-		}
-	}
-}
-
-// put makes one attempt at Put: it writes a temporary file beside the
-// target, then, under the lock, checks c and renames the file into place.
-func (s *store) put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
-	dir, base := splitKey(key)
-	// IfVersion needs the object, so it needs no new directory.
-	create := c.IfVersion == ""
-	dfd, made, err := s.makeDir(dir, create)
+	rootfd, err := s.openRoot()
 	if err != nil {
-		if made {
-			s.tidy(ctx, dir)
-		}
-		if !create && missing(err) {
-			return blob.Info{}, precondition(key, "no such object")
-		}
-		return blob.Info{}, writeErr(key, err)
+		return blob.Info{}, err
 	}
-	defer unix.Close(dfd)
+	defer unix.Close(rootfd)
 	tmp := randomName("tmp")
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
-	if errors.Is(err, unix.ENOENT) {
-		return blob.Info{}, errRetry // a Delete removed the (empty) directory meanwhile
-	}
+	fd, err := unix.Openat(rootfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
 	if err != nil {
 		return blob.Info{}, fmt.Errorf("file: %q: create temporary file: %w", key, err)
 	}
@@ -213,10 +186,7 @@ func (s *store) put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	committed := false
 	defer func() {
 		if !committed {
-			unix.Unlinkat(dfd, tmp, 0)
-			if made {
-				s.tidy(ctx, dir)
-			}
+			unix.Unlinkat(rootfd, tmp, 0)
 		}
 	}()
 	if err := s.writeFile(f, data); err != nil {
@@ -235,37 +205,42 @@ func (s *store) put(ctx context.Context, key string, data []byte, c blob.Cond) (
 			unlock()
 		}
 	}()
-	// Resolve the directory again: a Rename or DeleteTree may have moved
-	// the one holding the temporary file while we wrote it.
-	target, _, err := s.makeDir(dir, create)
+	dir, base := splitKey(key)
+	// IfVersion needs the object, so it needs no new directory.
+	create := c.IfVersion == ""
+	dfd, made, err := s.makeDir(dir, create)
 	if err != nil {
+		if made {
+			s.removeEmptyDirs(dir)
+		}
 		if !create && missing(err) {
 			return blob.Info{}, precondition(key, "no such object")
 		}
 		return blob.Info{}, writeErr(key, err)
 	}
-	defer unix.Close(target)
-	prev, err := s.existing(target, key, base)
-	if err != nil {
-		return blob.Info{}, err
-	}
+	defer unix.Close(dfd)
+	prev, err := s.existing(dfd, key, base)
 	switch {
+	case err != nil:
 	case c.IfAbsent && prev != nil:
-		return blob.Info{}, precondition(key, "object exists")
+		err = precondition(key, "object exists")
 	case c.IfVersion != "" && prev == nil:
-		return blob.Info{}, precondition(key, "no such object")
+		err = precondition(key, "no such object")
 	case c.IfVersion != "" && version(prev) != c.IfVersion:
-		return blob.Info{}, precondition(key, "version differs")
+		err = precondition(key, "version differs")
 	}
-	if err := setMtime(dfd, tmp, nextMtime(prev)); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return blob.Info{}, errRetry
+	if err == nil {
+		err = setMtime(rootfd, tmp, nextMtime(prev))
+	}
+	if err == nil {
+		err = unix.Renameat(rootfd, tmp, dfd, base)
+	}
+	if err != nil {
+		if made {
+			s.removeEmptyDirs(dir)
 		}
-		return blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
-	}
-	if err := unix.Renameat(dfd, tmp, target, base); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return blob.Info{}, errRetry
+		if errors.Is(err, blob.ErrPrecondition) {
+			return blob.Info{}, err
 		}
 		return blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
 	}
@@ -277,7 +252,7 @@ func (s *store) put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	if err != nil {
 		return blob.Info{}, fmt.Errorf("file: %q: written, but: %w", key, err)
 	}
-	if err := s.syncDir(target); err != nil {
+	if err := s.syncDir(dfd); err != nil {
 		return blob.Info{}, fmt.Errorf("file: %q: written, but syncing its directory: %w", key, err)
 	}
 	return infoOf(key, &st), nil
@@ -364,22 +339,4 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 		return fmt.Errorf("file: %q: deleted, but syncing its directory: %w", key, err)
 	}
 	return nil
-}
-
-// tidy removes the directory rel and its parents if they are empty, under
-// the lock, after a Put that made them failed. It gives up quietly if the
-// lock does not come within a second: empty directories are invisible in the
-// key space, and the next write or Delete in them takes them over.
-func (s *store) tidy(ctx context.Context, rel string) {
-	if rel == "" {
-		return
-	}
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	unlock, err := s.lock(lctx)
-	if err != nil {
-		return
-	}
-	defer unlock()
-	s.removeEmptyDirs(rel)
 }

@@ -68,12 +68,14 @@ func (s *store) collect(ctx context.Context, prefix string) ([]blob.Info, error)
 // start with dirKey, that match prefix. It closes dirfd. It skips reserved
 // names, symbolic links, special files and names that are no valid key.
 func walk(ctx context.Context, dirfd int, dirKey, prefix string, out *[]blob.Info) error {
+	defer unix.Close(dirfd)
 	names, err := readNames(dirfd)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // removed since we opened it
+	}
 	if err != nil {
-		unix.Close(dirfd)
 		return err
 	}
-	defer unix.Close(dirfd)
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return err

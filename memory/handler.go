@@ -86,8 +86,8 @@ type Options struct {
 	// MaxImageBytes caps the size of an image returned by view.
 	// 0 means DefaultMaxImageBytes.
 	MaxImageBytes int64
-	// MaxLines caps the number of lines view shows from one file.
-	// 0 means DefaultMaxLines.
+	// MaxLines is the most lines a file may have for view to show it; a
+	// longer file is refused. 0 means DefaultMaxLines.
 	MaxLines int
 	// Retries is how many times a command that lost a race with another
 	// writer is re-read and re-applied before it gives up. 0 means

@@ -79,9 +79,13 @@ func (h *Handler) viewDir(ctx context.Context, c *command, key string) Result {
 			continue
 		}
 		writeEntry(&b, dir, e)
-		for _, sub := range e.items {
-			if !hidden(sub.name) {
-				writeEntry(&b, dir+"/"+e.name, sub)
+		if len(e.items) == 0 {
+			continue
+		}
+		sub := dir + "/" + e.name
+		for _, item := range e.items {
+			if !hidden(item.name) {
+				writeEntry(&b, sub, item)
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -94,11 +93,11 @@ func (h *Handler) checkRename(ctx context.Context, c *command, oldKey, newKey st
 	// The old path's ancestors are directories since it exists; any other
 	// ancestor of the new path must not be a file. One with keys beneath it
 	// is a directory, and Stat finds it missing, which is fine.
-	for i := strings.IndexByte(newKey, '/'); i >= 0; i = nextSlash(newKey, i) {
-		dir := newKey[:i]
-		if within(oldKey, dir) {
+	for i := range len(newKey) {
+		if newKey[i] != '/' || within(oldKey, newKey[:i]) {
 			continue
 		}
+		dir := newKey[:i]
 		_, err := h.store.Stat(ctx, dir)
 		switch {
 		case err == nil:
@@ -108,14 +107,6 @@ func (h *Handler) checkRename(ctx context.Context, c *command, oldKey, newKey st
 		}
 	}
 	return Result{}, true
-}
-
-// nextSlash returns the index of the first '/' in s after index i, or -1.
-func nextSlash(s string, i int) int {
-	if j := strings.IndexByte(s[i+1:], '/'); j >= 0 {
-		return i + 1 + j
-	}
-	return -1
 }
 
 // exists reports whether key is a file or a directory: one Stat, and when

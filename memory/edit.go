@@ -21,7 +21,8 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(msgExists(c.path))
 	}
-	size := int64(len(c.fileText))
+	data := []byte(c.fileText)
+	size := int64(len(data))
 	return h.retry(ctx, c, c.path, func() (Result, bool) {
 		s, err := h.survey(ctx, key)
 		switch {
@@ -40,7 +41,7 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 		if s.isFile {
 			cond = blob.Cond{IfVersion: s.version}
 		}
-		_, err = h.store.Put(ctx, key, []byte(c.fileText), cond)
+		_, err = h.store.Put(ctx, key, data, cond)
 		switch {
 		case err == nil:
 			return textResult(msgCreated(c.path)), false

@@ -29,9 +29,9 @@ const (
 )
 
 // reserved starts every name the store keeps for itself: the lock file
-// .cloudmem-lock at the root, temporary files .cloudmem-tmp-* next to the
-// object being written, and .cloudmem-trash-* directories being removed.
-// No key may have a segment with this prefix, and listings skip such names.
+// .cloudmem-lock, temporary files .cloudmem-tmp-* and directories
+// .cloudmem-trash-* being removed, all at the root. No key may have a
+// segment with this prefix, and listings skip such names anywhere.
 const reserved = ".cloudmem-"
 
 const lockName = reserved + "lock"
@@ -44,7 +44,7 @@ const maxLockPoll = 5 * time.Millisecond
 // that may be entered: it is missing, a file, or a symbolic link.
 type pathError struct {
 	rel string // the path, relative to the root, that could not be entered
-	err error  // ENOENT, ENOTDIR or ELOOP
+	err error  // ENOENT, ENOTDIR, errSymlink, or another error from the system
 }
 
 func (e *pathError) Error() string { return fmt.Sprintf("%s: %v", e.rel, e.err) }
@@ -233,6 +233,7 @@ func (s *store) lock(ctx context.Context) (unlock func(), err error) {
 // removeEmptyDirs removes the directory rel and then its parents, as long
 // as they are empty; it never removes the root. Errors are ignored: a
 // directory that is not empty (or not there) simply stays (or stays gone).
+// The caller holds the lock, so no write is making a directory meanwhile.
 func (s *store) removeEmptyDirs(rel string) {
 	for rel != "" {
 		parent, base := splitKey(rel)

@@ -34,7 +34,10 @@
 //	rename within the known tree     blob.Rename: 1 Rename on a store with
 //	                                 blob.Renamer; Get + List + Put + Delete
 //	                                 for a file on a store without it
-//	rename elsewhere                 Stat/List probes (SPEC order) + blob.Rename
+//	rename elsewhere                 probes in SPEC order, then blob.Rename: Stat
+//	                                 (+ List when no file) of the old path, Stat +
+//	                                 List of the new one, Stat of each ancestor of
+//	                                 the new path that is not one of the old's
 //
 // A directory view is one List however many files the directory holds. A
 // rename is "within the known tree" when the new path's parent is the old

@@ -141,10 +141,10 @@ func lookup(scheme string) (Backend, error) {
 // Open opens the store that rawURL names (see the package documentation),
 // wrapped as its shared parameters say.
 //
-// Errors from the URL itself and from the shared parameters start with
+// Errors in the URL's form, its scheme, prefix and readonly start with
 // "storeurl: " and are reported before the backend is called; errors from
-// the backend's Open are returned unchanged. No error contains the URL's
-// password. If a wrapper fails after the backend opened its store, that
+// the backend's Open are returned unchanged, and the encryption parameters
+// are checked after it. No error contains the URL's password. If a wrapper fails after the backend opened its store, that
 // store is closed when it implements io.Closer.
 func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 	u, err := parse(rawURL)

@@ -37,6 +37,12 @@
 // has it and fall back to the five core methods otherwise, so callers never
 // need to test for them.
 //
+// # Closing
+//
+// A store that holds resources (connections, clients) implements io.Closer.
+// The wrappers in this package forward Close to the store they wrap; Close
+// reports whether s needs and supports closing and closes it.
+//
 // # Errors
 //
 // Errors returned by stores wrap one of the sentinel errors below where one
@@ -47,6 +53,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"strings"
 	"time"
@@ -179,6 +186,14 @@ func Dir(dir string) string {
 		return ""
 	}
 	return dir + "/"
+}
+
+// Close closes s if it implements io.Closer, and otherwise does nothing.
+func Close(s Store) error {
+	if c, ok := s.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // ListAll collects a listing into a slice. It is meant for small listings

@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"sync/atomic"
 )
@@ -33,6 +34,7 @@ var (
 	_ Renamer          = (*Counter)(nil)
 	_ TreeDeleter      = (*Counter)(nil)
 	_ ReadOnlyReporter = (*Counter)(nil)
+	_ io.Closer        = (*Counter)(nil)
 )
 
 // NewCounter returns a Counter over s with every count at zero.
@@ -97,3 +99,6 @@ func (c *Counter) DeleteTree(ctx context.Context, dir string) error {
 }
 
 func (c *Counter) ReadOnly() bool { return IsReadOnly(c.inner) }
+
+// Close closes the inner store.
+func (c *Counter) Close() error { return Close(c.inner) }

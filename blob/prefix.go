@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"strings"
 )
@@ -12,7 +13,8 @@ import (
 // prefix: key k of the returned store is key prefix+"/"+k of s. It is meant
 // for scoping one store per user or agent. prefix must be a valid key.
 //
-// The returned store forwards Renamer, TreeDeleter and ReadOnlyReporter to s
+// The returned store forwards Renamer, TreeDeleter, ReadOnlyReporter and
+// io.Closer to s
 // and is safe for concurrent use when s is.
 func Prefix(s Store, prefix string) (Store, error) {
 	prefix = strings.Trim(prefix, "/")
@@ -31,6 +33,7 @@ var (
 	_ Renamer          = (*prefixStore)(nil)
 	_ TreeDeleter      = (*prefixStore)(nil)
 	_ ReadOnlyReporter = (*prefixStore)(nil)
+	_ io.Closer        = (*prefixStore)(nil)
 )
 
 // full maps a key of this store to a key of the inner store, checking it
@@ -129,6 +132,9 @@ func (p *prefixStore) DeleteTree(ctx context.Context, dir string) error {
 
 func (p *prefixStore) ReadOnly() bool { return IsReadOnly(p.inner) }
 
+// Close closes the inner store.
+func (p *prefixStore) Close() error { return Close(p.inner) }
+
 // ReadOnly returns a Store that serves reads from s and refuses every write
 // (Put, Delete, Rename, DeleteTree) with an error wrapping ErrReadOnly,
 // without calling s. It reports ReadOnly() == true and is safe for concurrent
@@ -141,6 +147,7 @@ var (
 	_ Renamer          = readOnlyStore{}
 	_ TreeDeleter      = readOnlyStore{}
 	_ ReadOnlyReporter = readOnlyStore{}
+	_ io.Closer        = readOnlyStore{}
 )
 
 func (r readOnlyStore) Get(ctx context.Context, key string) ([]byte, Info, error) {
@@ -166,3 +173,6 @@ func (r readOnlyStore) Rename(context.Context, string, string) error { return Er
 func (r readOnlyStore) DeleteTree(context.Context, string) error { return ErrReadOnly }
 
 func (r readOnlyStore) ReadOnly() bool { return true }
+
+// Close closes the inner store: closing is not a write.
+func (r readOnlyStore) Close() error { return Close(r.inner) }

@@ -394,3 +394,32 @@ func TestConcurrentInsertsLoseNothing(t *testing.T) {
 		t.Errorf("the file has %d lines, more than the %d inserts", len(got), writers*each)
 	}
 }
+
+// New refuses a nil store and limits that cannot mean anything; it makes
+// no storage call either way.
+func TestNewValidatesOptions(t *testing.T) {
+	counter := blob.NewCounter(mem.New(nil))
+	for _, c := range []struct {
+		store blob.Store
+		opts  memory.Options
+		want  string
+	}{
+		{nil, memory.Options{}, "memory: nil store"},
+		{counter, memory.Options{MaxFileBytes: -1}, "memory: MaxFileBytes is -1, must not be negative"},
+		{counter, memory.Options{MaxImageBytes: -5}, "memory: MaxImageBytes is -5, must not be negative"},
+		{counter, memory.Options{MaxLines: -1}, "memory: MaxLines is -1, must not be negative"},
+	} {
+		h, err := memory.New(c.store, c.opts)
+		if h != nil || err == nil || err.Error() != c.want {
+			t.Errorf("New(%v, %+v) = %v, %v; want nil, %q", c.store, c.opts, h, err, c.want)
+		}
+	}
+	for _, opts := range []memory.Options{{}, {MaxFiles: -1, ViewLimit: -1, Retries: -1}} {
+		if _, err := memory.New(counter, opts); err != nil {
+			t.Errorf("New(%+v): %v", opts, err)
+		}
+	}
+	if n := counter.Counts(); n.Total() != 0 {
+		t.Errorf("New made storage calls: %+v", n)
+	}
+}

@@ -423,3 +423,22 @@ func TestNewValidatesOptions(t *testing.T) {
 		t.Errorf("New made storage calls: %+v", n)
 	}
 }
+
+// Retries < 0 means one attempt: the first lost race is final.
+func TestNoRetries(t *testing.T) {
+	inner := mem.New(nil)
+	seed(t, inner, map[string]string{"a.md": "one\n"})
+	counter := blob.NewCounter(&rivalStore{Store: inner, rivals: 1, edit: func(old string) string { return old + "rival\n" }})
+	h, err := memory.New(counter, memory.Options{Retries: -1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.Execute(t.Context(), []byte(`{"command":"insert","path":"/memories/a.md","insert_line":0,"insert_text":"x"}`))
+	want := "Error: The file /memories/a.md was changed by another writer at the same time; no change was made. Try the command again."
+	if got.Text != want {
+		t.Errorf("got %q, want %q", got.Text, want)
+	}
+	if c := counter.Counts(); c != (blob.Counts{Get: 1, Put: 1}) {
+		t.Errorf("calls: %+v, want one Get and one Put", c)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"filippo.io/age"
@@ -130,11 +129,12 @@ func decrypt(ids []age.Identity, key string, data []byte) (*frame, error) {
 		}
 		return nil, corrupt(key, "its age header is damaged", err)
 	}
-	plain, err := io.ReadAll(r)
-	if err != nil {
+	// The frame is shorter than the object: one allocation holds it.
+	plain := bytes.NewBuffer(make([]byte, 0, len(data)+bytes.MinRead))
+	if _, err := plain.ReadFrom(r); err != nil {
 		return nil, corrupt(key, "its ciphertext is truncated or altered", err)
 	}
-	return parseFrame(key, plain)
+	return parseFrame(key, plain.Bytes())
 }
 
 func parseFrame(key string, plain []byte) (*frame, error) {

@@ -232,6 +232,25 @@ func TestKeyObjectRace(t *testing.T) {
 	}
 }
 
+// TestKeyObjectCreateConflict makes a rival create the key object between
+// this store's read (which found none) and its Put(IfAbsent): the store
+// must adopt the rival's key, not fail and not overwrite it.
+func TestKeyObjectCreateConflict(t *testing.T) {
+	app := newX25519Key(t)
+	cfg := config([]testKey{app}, app)
+	inner := mem.New(nil)
+	rival := wrap(t, inner, cfg)
+	hook := &interposer{Store: inner, key: keyObject, before: func() { put(t, rival, "rival", []byte("first")) }}
+	s := wrap(t, hook, cfg)
+	put(t, s, "mine", []byte("second"))
+	if got := get(t, s, "rival"); string(got) != "first" {
+		t.Fatalf("Get(rival) = %q", got)
+	}
+	if got := get(t, rival, "mine"); string(got) != "second" {
+		t.Fatalf("Get(mine) through the rival = %q", got)
+	}
+}
+
 // TestKeyObjectMissing checks that a lost key object is reported, and never
 // replaced by a new one while objects depend on the old one.
 func TestKeyObjectMissing(t *testing.T) {

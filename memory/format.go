@@ -38,16 +38,11 @@ func writeSize(b *strings.Builder, n int64) {
 	b.Write(appendSize(buf[:0], n))
 }
 
-// withCommas prints n with a comma between each group of three digits:
-// 999,999.
+// withCommas prints n (not negative) with a comma between each group of
+// three digits: 999,999.
 func withCommas(n int64) string {
 	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
 	for i := range len(s) {
 		if i > 0 && (len(s)-i)%3 == 0 {
 			b.WriteByte(',')

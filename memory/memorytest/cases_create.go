@@ -88,6 +88,9 @@ func createCases() []Case {
 		{Name: "one under full", Options: memory.Options{MaxFiles: 3}, Files: some, Input: createInput("/memories/b.md", "b"), Want: ok(created("/memories/b.md")),
 			WantFiles: with("/memories/b.md", "b")},
 		{Name: "over full already", Options: memory.Options{MaxFiles: 1}, Files: some, Input: createInput("/memories/b.md", "b"), Want: fail(full(2, 1))},
+		{Name: "full at the default limit", Files: numberedFiles(2000), Input: createInput("/memories/b.md", "b"), Want: fail(full(2000, 2000))},
+		{Name: "one under the default limit", Files: numberedFiles(1999), Input: createInput("/memories/b.md", "b"), Want: ok(created("/memories/b.md")),
+			WantFiles: merged(numberedFiles(1999), files("/memories/b.md", "b"))},
 		{Name: "negative MaxFiles is no limit", Options: memory.Options{MaxFiles: -1}, Files: some, Input: createInput("/memories/b.md", "b"), Want: ok(created("/memories/b.md")),
 			WantFiles: with("/memories/b.md", "b")},
 
@@ -108,6 +111,15 @@ func createCases() []Case {
 		{Name: "overwrite keeps the ancestor check", Options: memory.Options{Overwrite: true}, Files: some, Input: createInput("/memories/a.md/b", "b"), Want: fail(ancestorIsFile("/memories/a.md"))},
 		{Name: "overwrite keeps the size limit", Options: memory.Options{Overwrite: true, MaxFileBytes: 2}, Files: some, Input: createInput("/memories/a.md", "new"), Want: fail(tooBig("/memories/a.md", 3, 2))},
 	}
+}
+
+// numberedFiles returns n one-byte files spread over ten directories.
+func numberedFiles(n int) map[string]string {
+	out := make(map[string]string, n)
+	for i := range n {
+		out[fmt.Sprintf("/memories/d%d/f%04d", i%10, i)] = "x"
+	}
+	return out
 }
 
 // merged returns a new map with the entries of every m, later ones winning.

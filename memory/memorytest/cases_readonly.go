@@ -103,5 +103,15 @@ func failureCases() []Case {
 		// text reaches the model.
 		c = append(c, Case{Name: k.name, Files: start, Wrap: failing(k.ops), Input: k.input, Want: fail(storageFailed)})
 	}
-	return c
+	// A rival writer wins every compare-and-swap: after its retries the
+	// handler gives up and changes nothing.
+	lost := func(path string) memory.Result { return memory.Result{Text: conflict(path), IsError: true} }
+	return append(c,
+		Case{Name: "str_replace loses every race", Files: start, Wrap: rival, Input: replace, Want: lost("/memories/a.md")},
+		Case{Name: "insert loses every race", Files: start, Wrap: rival, Input: insert, Want: lost("/memories/a.md")},
+		Case{Name: "lost race names the path as sent", Files: start, Wrap: rival, Input: in("command", "insert", "path", "/memories//a.md", "insert_line", 0, "insert_text", "x"),
+			Want: lost("/memories//a.md")},
+		Case{Name: "lost race without retries", Options: memory.Options{Retries: -1}, Files: start, Wrap: rival, Input: replace, Want: lost("/memories/a.md")},
+		Case{Name: "lost race with one retry", Options: memory.Options{Retries: 1}, Files: start, Wrap: rival, Input: insert, Want: lost("/memories/a.md")},
+	)
 }

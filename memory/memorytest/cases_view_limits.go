@@ -119,6 +119,10 @@ func encoded(encode func(*bytes.Buffer, image.Image) error) string {
 	return b.String()
 }
 
+// padded returns data followed by zero bytes up to n bytes: still a PNG to
+// content sniffing, of exactly the size a limit case needs.
+func padded(data string, n int) string { return data + strings.Repeat("\x00", n-len(data)) }
+
 // webpImage is a 1x1 lossless WebP. Only its RIFF/WEBP/VP8L header matters
 // for content sniffing; the standard library has no WebP codec to make one.
 const webpImage = "RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00"
@@ -147,6 +151,8 @@ func imageCases() []Case {
 		{Name: "an image not named as one is not UTF-8", Files: pics, Input: viewPath("/memories/pic.txt"), Want: fail(notUTF8("/memories/pic.txt"))},
 		{Name: "a directory named .png is listed", Files: pics, Input: viewPath("/memories/d.png"), Want: ok(listing("/memories/d.png", "1B\t/memories/d.png", "1B\t/memories/d.png/x"))},
 		{Name: "image at the limit", Options: memory.Options{MaxImageBytes: int64(len(pngData))}, Files: pics, Input: viewPath("/memories/pic.png"), Want: img("image/png", pngData)},
+		{Name: "image at the default limit", Files: files("/memories/big.png", padded(pngData, 5<<20)), Input: viewPath("/memories/big.png"), Want: img("image/png", padded(pngData, 5<<20))},
+		{Name: "image over the default limit", Files: files("/memories/big.png", padded(pngData, 5<<20+1)), Input: viewPath("/memories/big.png"), Want: fail(""), WantPrefix: true},
 		// The contract says only that this error names the size and the
 		// limit, not its words: only the prefix and the flag are checked.
 		{Name: "image over the limit", Options: memory.Options{MaxImageBytes: int64(len(pngData)) - 1}, Files: pics, Input: viewPath("/memories/pic.png"),

@@ -1,8 +1,11 @@
 package memorytest
 
 import (
+	"context"
 	"fmt"
+	"iter"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -37,8 +40,34 @@ const maxAttempts = 200
 func RunConcurrency(t *testing.T, newStore func(t *testing.T) blob.Store) {
 	t.Helper()
 	t.Run("insert", func(t *testing.T) { raceInsert(t, newStore(t)) })
-	t.Run("create", func(t *testing.T) { raceCreate(t, newStore(t)) })
+	t.Run("create", func(t *testing.T) { raceCreate(t, yielding{newStore(t)}) })
 	t.Run("str_replace", func(t *testing.T) { raceReplace(t, newStore(t)) })
+}
+
+// yielding lets other goroutines run before each call it forwards, which
+// widens the window between a create's checks and its write, where a store
+// whose IfAbsent is not exact lets two writers in. (create needs neither
+// Renamer nor TreeDeleter, which it hides.)
+type yielding struct{ blob.Store }
+
+func (y yielding) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	runtime.Gosched()
+	return y.Store.Get(ctx, key)
+}
+
+func (y yielding) Stat(ctx context.Context, key string) (blob.Info, error) {
+	runtime.Gosched()
+	return y.Store.Stat(ctx, key)
+}
+
+func (y yielding) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	runtime.Gosched()
+	return y.Store.Put(ctx, key, data, c)
+}
+
+func (y yielding) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	runtime.Gosched()
+	return y.Store.List(ctx, prefix)
 }
 
 func newHandler(t *testing.T, s blob.Store) *memory.Handler {
@@ -157,9 +186,12 @@ func raceInsert(t *testing.T, s blob.Store) {
 
 // raceCreate: every writer creates the same path with its own content; one
 // wins, the others are told the file exists, and the file is the winner's.
-// It runs a few rounds, in a new directory and at the root.
+// It runs many rounds, for a race window may be narrow.
 func raceCreate(t *testing.T, s blob.Store) {
-	for round, path := range []string{"/memories/race.md", "/memories/new/dir/race.md", "/memories/r3", "/memories/x/y"} {
+	for round := range 24 {
+		// At the root, in a new directory, in an existing one.
+		path := []string{"/memories/race%d.md", "/memories/new%d/dir/race.md", "/memories/new1/r%d"}[round%3]
+		path = fmt.Sprintf(path, round)
 		results := make([]memory.Result, writers)
 		handlers := newHandlers(t, s)
 		race(func(i int) {
@@ -226,8 +258,18 @@ func raceReplace(t *testing.T, s blob.Store) {
 		}
 	})
 	logConflicts(t, &conflicts)
-	if got := readFile(t, s, "board.md"); got != strings.Join(want, "\n")+"\n" {
-		t.Errorf("board afterwards:\n got %q\nwant %q", got, strings.Join(want, "\n")+"\n")
+	got := readFile(t, s, "board.md")
+	if got == strings.Join(want, "\n")+"\n" {
+		return
+	}
+	gotLines := strings.Split(got, "\n")
+	for i, w := range want {
+		if i >= len(gotLines) || gotLines[i] != w {
+			t.Errorf("board line %d: want %q", i+1, w)
+		}
+	}
+	if len(gotLines) != len(want)+1 {
+		t.Errorf("board has %d lines, want %d and a final newline", len(gotLines), len(want))
 	}
 }
 

@@ -3,6 +3,7 @@ package memorytest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -72,4 +73,18 @@ func (f failStore) List(ctx context.Context, prefix string) iter.Seq2[blob.Info,
 		return func(yield func(blob.Info, error) bool) { yield(blob.Info{}, secretCause) }
 	}
 	return f.inner.List(ctx, prefix)
+}
+
+// rival returns a Wrap whose store behaves as if another writer changed
+// every object a moment before each compare-and-swap: every Put with
+// IfVersion fails with blob.ErrPrecondition and writes nothing.
+func rival(s blob.Store) blob.Store { return rivalStore{s} }
+
+type rivalStore struct{ blob.Store }
+
+func (r rivalStore) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	if c.IfVersion != "" {
+		return blob.Info{}, fmt.Errorf("%q changed meanwhile: %w", key, blob.ErrPrecondition)
+	}
+	return r.Store.Put(ctx, key, data, c)
 }

@@ -56,8 +56,11 @@ func IsReadOnly(s Store) bool {
 // deletes each source with Delete(IfVersion). The fallback is not atomic:
 // at every instant each object exists at its old key, its new key or both,
 // never neither. If a copy fails, it removes the copies it made and returns
-// the error; if a source delete fails, it still tries the others and
-// returns the errors joined, leaving the affected objects at both keys.
+// the error. A source rewritten by another writer after it was copied has
+// its newer content carried over to the copy before it is deleted, so no
+// concurrent update is lost. If a source delete still fails, Rename tries
+// the others and returns the errors joined (never wrapping ErrPrecondition
+// or ErrNotExist), leaving the affected objects at both keys.
 func Rename(ctx context.Context, s Store, src, dst string) error {
 	if err := checkMove(src, dst); err != nil {
 		return err
@@ -194,13 +197,49 @@ func moveObjects(ctx context.Context, s Store, infos []Info, src, dst string, da
 		}
 		done = append(done, copied{from: info, to: to, ver: put.Version})
 	}
-	// Every object now exists at both keys; drop the sources. A source
-	// rewritten since we read it is kept (its new content is not lost).
+	// Every object now exists at both keys; drop the sources.
 	var errs []error
 	for _, c := range done {
-		if err := s.Delete(ctx, c.from.Key, Cond{IfVersion: c.from.Version}); err != nil && !errors.Is(err, ErrNotExist) {
+		if err := dropSource(ctx, s, c.from, c.to, c.ver); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// moveRetries bounds how often dropSource carries a source's newer content
+// over to the destination before it gives up.
+const moveRetries = 8
+
+// dropSource deletes the moved object src, whose copy at the key to has
+// version toVer. If another writer rewrote src after it was copied, the
+// newer content is carried over to the copy (compare-and-swap) and the
+// delete is tried again, so that the concurrent edit lands at the new key
+// instead of being lost or left behind. If that keeps failing, src stays
+// at both keys and the error says so; it never wraps ErrPrecondition, which
+// callers read as "destination exists".
+func dropSource(ctx context.Context, s Store, src Info, to, toVer string) error {
+	for range moveRetries {
+		err := s.Delete(ctx, src.Key, Cond{IfVersion: src.Version})
+		if err == nil || errors.Is(err, ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, ErrPrecondition) {
+			return fmt.Errorf("blob: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
+		}
+		data, info, err := s.Get(ctx, src.Key)
+		if errors.Is(err, ErrNotExist) {
+			return nil // deleted by someone else meanwhile: nothing left to move
+		}
+		if err != nil {
+			return fmt.Errorf("blob: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
+		}
+		put, err := s.Put(ctx, to, data, Cond{IfVersion: toVer})
+		if err != nil {
+			// The copy was rewritten too (or the store failed): keep both.
+			return fmt.Errorf("blob: rename: %q and its copy %q both changed during the move; both are kept: %v", src.Key, to, err)
+		}
+		src, toVer = info, put.Version
+	}
+	return fmt.Errorf("blob: rename: %q kept changing during the move; it is kept at both %q and its old key", src.Key, to)
 }

@@ -1,0 +1,411 @@
+// Package gcs is a blob.Store over a Google Cloud Storage bucket, built on
+// cloud.google.com/go/storage (the JSON API over HTTP).
+//
+// # URL
+//
+//	gs://BUCKET/PREFIX?endpoint=URL
+//
+// BUCKET is required. PREFIX (optional, any number of segments) scopes the
+// store to the objects under it: store key k is object name PREFIX/k. The
+// shared prefix= parameter of package storeurl is applied the same way,
+// after the path prefix. The one parameter of its own is:
+//
+//	endpoint=URL   the base URL of a server speaking the GCS JSON API: an emulator such as
+//	               http://127.0.0.1:4443, or a private endpoint; /storage/v1/ is added when
+//	               the URL has no path. Default: STORAGE_EMULATOR_HOST when set, else Google's.
+//
+// # Credentials
+//
+// The store has no credential handling of its own: the client library's
+// Application Default Credentials find them (GOOGLE_APPLICATION_CREDENTIALS
+// naming a service account or other credential file, the gcloud user
+// credentials from "gcloud auth application-default login", or the
+// metadata server on GCE, Cloud Run and GKE with Workload Identity). When
+// STORAGE_EMULATOR_HOST is set (host:port, or a URL), the library sends
+// every request there without credentials. An http:// endpoint is likewise
+// sent no credentials, so that no token travels unencrypted; an https://
+// endpoint gets the default credentials. A URL with a user name or password
+// is refused.
+//
+// The store needs storage.objects.get, storage.objects.create,
+// storage.objects.delete and storage.objects.list on the bucket: the
+// predefined role roles/storage.objectUser grants them (with a few more),
+// granted on the bucket alone.
+//
+// # Versions
+//
+// A version is the object's generation as a decimal string. GCS gives every
+// write a new generation, even when the bytes are the same, and Get, Stat,
+// Put and List all report it, so a List version equals the Stat version and
+// works as Cond.IfVersion.
+//
+// # Guarantees
+//
+// Put(IfAbsent) sends ifGenerationMatch=0 and Put(IfVersion) sends
+// ifGenerationMatch=GENERATION: the server enforces both, and of racing
+// conditional writers exactly one wins; a 412 is blob.ErrPrecondition. The
+// client library retries conditional writes on transient errors (they are
+// idempotent), so a write whose first attempt landed can see its retry fail
+// the condition; every Put stores a random 128-bit write id in the object's
+// metadata (cloudmem-write), and on a 412 the store reads the object's
+// metadata: if the id is its own, the Put succeeded and returns the
+// object's Info. Unconditional writes and deletes are not retried by the
+// library's default policy.
+//
+// Delete(IfVersion) deletes the pinned generation (generation=G) and sends
+// ifGenerationMatch=G as well; when that generation is no longer the live
+// one the server refuses, and the store reports blob.ErrPrecondition when
+// the key exists with another generation and blob.ErrNotExist when it is
+// gone. The bucket must not have Object Versioning enabled: there a
+// delete pinned to an overwritten generation might remove that archived
+// generation, not fail. Renames are not atomic: blob.Rename copies and
+// deletes. There is no DeleteTree capability: blob.DeleteTree deletes one
+// object at a time.
+//
+// List pages through the objects under the prefix, 1,000 a page, asking
+// only for name, size, generation and update time. GCS lists names in byte
+// order, which is blob's key order. Objects whose names are not valid blob
+// keys (such as the "dir/" folder placeholders some consoles create) are
+// invisible to List.
+//
+// A missing bucket makes Get, Stat and Delete report blob.ErrNotExist, as
+// the JSON API answers 404 alike for a missing bucket and a missing object;
+// Put and List fail with the server's error.
+//
+// Objects are stored with content type "text/plain; charset=utf-8" when the
+// data is valid UTF-8 and "application/octet-stream" otherwise. The only
+// custom metadata is the write id, which is random and carries nothing
+// secret.
+//
+// # Emulator
+//
+// The integration tests run against fake-gcs-server v1.56.1, which enforces
+// ifGenerationMatch on writes (create-only and compare-and-swap) and the
+// pinned generation on delete, but ignores ifGenerationMatch on delete.
+// Real GCS enforces both conditions on delete.
+package gcs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// Scheme is the URL scheme this package registers with storeurl.
+const Scheme = "gs"
+
+// metaWriteID is the custom metadata key holding the random id of the Put
+// that wrote the object.
+const metaWriteID = "cloudmem-write"
+
+// pageSize is the most objects one list request returns.
+const pageSize = 1000
+
+// listAttrs are the only object attributes a listing asks for.
+var listAttrs = []string{"Name", "Size", "Generation", "Updated"}
+
+// errClosed is returned by every call after Close.
+var errClosed = fmt.Errorf("gcs: store is closed: %w", net.ErrClosed)
+
+// store is the blob.Store Open returns, plus Close.
+type store struct {
+	client *storage.Client
+	bucket *storage.BucketHandle
+	name   string // the bucket's name
+	dir    string // the name prefix with a trailing '/', or ""
+	owned  bool   // the client was created by Open and is closed by Close
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ io.Closer = (*store)(nil)
+
+// Open returns a store over the objects of bucket under prefix: store key k
+// is object name prefix+"/"+k (k itself when prefix is empty). prefix may
+// have leading and trailing slashes, which are ignored; otherwise it must be
+// empty or a valid blob key. A nil opts means the zero Options.
+//
+// Open makes no request, but creating a client looks for credentials: it
+// fails when none are found and no emulator is configured. A missing bucket
+// or a permission problem shows in the first call.
+//
+// The store is safe for concurrent use. It implements io.Closer: Close
+// releases the client Open created (a client passed in Options.Client is
+// left to its owner) and must be the store's last call; calls after Close
+// fail with an error wrapping net.ErrClosed.
+func Open(ctx context.Context, bucket, prefix string, opts *Options) (blob.Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if bucket == "" || strings.ContainsAny(bucket, "/?#") {
+		return nil, fmt.Errorf("gcs: invalid bucket name %q", bucket)
+	}
+	prefix = strings.Trim(prefix, "/")
+	dir := ""
+	if prefix != "" {
+		if err := blob.CheckKey(prefix); err != nil {
+			return nil, fmt.Errorf("gcs: prefix: %w", err)
+		}
+		dir = prefix + "/"
+	}
+	client, owned := opts.Client, false
+	if client == nil {
+		var err error
+		if client, err = newClient(ctx, opts); err != nil {
+			return nil, err
+		}
+		owned = true
+	} else if opts.Endpoint != "" {
+		return nil, errors.New("gcs: Options.Client is set: leave Endpoint empty and configure the client instead")
+	}
+	return &store{client: client, bucket: client.Bucket(bucket), name: bucket, dir: dir, owned: owned}, nil
+}
+
+// Close releases the client Open created; it does nothing else. See Open.
+func (s *store) Close() error {
+	s.closed.Store(true)
+	s.closeOnce.Do(func() {
+		if s.owned {
+			s.closeErr = s.client.Close()
+		}
+	})
+	return s.closeErr
+}
+
+// object checks ctx and key and returns the key's object handle.
+func (s *store) object(ctx context.Context, key string) (*storage.ObjectHandle, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	if err := blob.CheckKey(key); err != nil {
+		return nil, err
+	}
+	if len(s.dir)+len(key) > blob.MaxKeyLen {
+		return nil, fmt.Errorf("%w: %d bytes with the store prefix, over %d", blob.ErrInvalidKey, len(s.dir)+len(key), blob.MaxKeyLen)
+	}
+	return s.bucket.Object(s.dir + key), nil
+}
+
+func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	obj, err := s.object(ctx, key)
+	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	r, err := obj.NewReader(ctx)
+	if err != nil {
+		return nil, blob.Info{}, mapErr(key, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, blob.Info{}, fmt.Errorf("gcs: %q: reading: %w", key, err)
+	}
+	return data, blob.Info{
+		Key:      key,
+		Size:     int64(len(data)),
+		Version:  formatVersion(r.Attrs.Generation),
+		Modified: r.Attrs.LastModified,
+	}, nil
+}
+
+func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
+	obj, err := s.object(ctx, key)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	attrs, err := obj.Attrs(ctx)
+	if err != nil {
+		return blob.Info{}, mapErr(key, err)
+	}
+	return newInfo(key, attrs), nil
+}
+
+// Put writes data with a fresh write id (see Guarantees).
+func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	obj, err := s.object(ctx, key)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return blob.Info{}, err
+	}
+	target := obj
+	switch {
+	case c.IfAbsent:
+		target = obj.If(storage.Conditions{DoesNotExist: true})
+	case c.IfVersion != "":
+		gen, ok := parseVersion(c.IfVersion)
+		if !ok {
+			return blob.Info{}, fmt.Errorf("gcs: %q: %w: %q is no version of this store", key, blob.ErrPrecondition, c.IfVersion)
+		}
+		target = obj.If(storage.Conditions{GenerationMatch: gen})
+	}
+	id, err := newWriteID()
+	if err != nil {
+		return blob.Info{}, err
+	}
+	attrs, err := write(ctx, target, data, id)
+	if err == nil {
+		return newInfo(key, attrs), nil
+	}
+	if !isPrecondition(err) {
+		return blob.Info{}, mapErr(key, err)
+	}
+	// The condition failed, or the library retried a write whose first
+	// attempt landed and the retry failed the condition against our own
+	// object. The write id tells ours from a rival's.
+	if cur, aerr := obj.Attrs(ctx); aerr == nil && cur.Metadata[metaWriteID] == id {
+		return newInfo(key, cur), nil
+	}
+	return blob.Info{}, mapErr(key, err)
+}
+
+// write uploads data to obj in one request, with the write id in its
+// metadata, and returns the new object's attributes.
+func write(ctx context.Context, obj *storage.ObjectHandle, data []byte, id string) (*storage.ObjectAttrs, error) {
+	w := obj.NewWriter(ctx)
+	// A chunk larger than the data makes a single-request upload; a
+	// non-zero chunk size keeps the data buffered so that the library can
+	// retry it (the library rounds it up to a multiple of 256 KiB).
+	w.ChunkSize = len(data) + 1
+	w.ContentType = contentType(data)
+	w.Metadata = map[string]string{metaWriteID: id}
+	if _, err := w.Write(data); err != nil {
+		_ = w.Close() // reports the same failure
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return w.Attrs(), nil
+}
+
+// Delete deletes the pinned generation for IfVersion (see Guarantees).
+func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
+	obj, err := s.object(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.IfAbsent:
+		if _, err := obj.Attrs(ctx); err != nil {
+			return mapErr(key, err)
+		}
+		return fmt.Errorf("gcs: %q: %w: the key exists", key, blob.ErrPrecondition)
+	case c.IfVersion != "":
+		gen, ok := parseVersion(c.IfVersion)
+		if !ok {
+			return fmt.Errorf("gcs: %q: %w: %q is no version of this store", key, blob.ErrPrecondition, c.IfVersion)
+		}
+		err := obj.Generation(gen).If(storage.Conditions{GenerationMatch: gen}).Delete(ctx)
+		if err == nil || !errors.Is(err, storage.ErrObjectNotExist) {
+			return wrapErr(key, err)
+		}
+		// The pinned generation is not live: the object was rewritten,
+		// or deleted (possibly by this very call, when the library
+		// retried a delete whose first attempt landed).
+		if _, serr := obj.Attrs(ctx); serr != nil && !errors.Is(serr, storage.ErrObjectNotExist) {
+			return mapErr(key, serr)
+		} else if serr == nil {
+			return fmt.Errorf("gcs: %q: %w: generation %d is not the live one: %w", key, blob.ErrPrecondition, gen, err)
+		}
+		return mapErr(key, err)
+	}
+	return wrapErr(key, obj.Delete(ctx))
+}
+
+func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		if s.closed.Load() {
+			yield(blob.Info{}, errClosed)
+			return
+		}
+		if err := blob.CheckPrefix(prefix); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		q := &storage.Query{Prefix: s.dir + prefix}
+		if err := q.SetAttrSelection(listAttrs); err != nil {
+			yield(blob.Info{}, fmt.Errorf("gcs: %w", err))
+			return
+		}
+		it := s.bucket.Objects(ctx, q)
+		it.PageInfo().MaxSize = pageSize
+		for {
+			attrs, err := it.Next()
+			if errors.Is(err, iterator.Done) {
+				return
+			}
+			if err != nil {
+				yield(blob.Info{}, mapErr(prefix, err))
+				return
+			}
+			key, ok := strings.CutPrefix(attrs.Name, s.dir)
+			if !ok || blob.CheckKey(key) != nil {
+				continue // not reachable through this store
+			}
+			if !yield(newInfo(key, attrs), nil) {
+				return
+			}
+		}
+	}
+}
+
+// newInfo builds the Info of key from its object's attributes.
+func newInfo(key string, attrs *storage.ObjectAttrs) blob.Info {
+	return blob.Info{Key: key, Size: attrs.Size, Version: formatVersion(attrs.Generation), Modified: attrs.Updated}
+}
+
+// formatVersion turns a generation into a version.
+func formatVersion(gen int64) string { return strconv.FormatInt(gen, 10) }
+
+// parseVersion turns a version into a generation; ok is false when v is
+// not a version this store hands out (generations are positive).
+func parseVersion(v string) (gen int64, ok bool) {
+	gen, err := strconv.ParseInt(v, 10, 64)
+	return gen, err == nil && gen > 0 && formatVersion(gen) == v
+}
+
+// contentType is the Content-Type stored with data.
+func contentType(data []byte) string {
+	if utf8.Valid(data) {
+		return "text/plain; charset=utf-8"
+	}
+	return "application/octet-stream"
+}
+
+// newWriteID returns a random 128-bit write id in hex.
+func newWriteID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("gcs: write id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}

@@ -11,6 +11,7 @@ package all
 
 import (
 	_ "github.com/cloudmem/cloudmem/backends/file"  // file:///dir and plain paths
+	_ "github.com/cloudmem/cloudmem/backends/gcs"   // gs://
 	_ "github.com/cloudmem/cloudmem/backends/mem"   // mem://
 	_ "github.com/cloudmem/cloudmem/backends/redis" // redis://, rediss://, redis-cluster://, rediss-cluster://
 )

@@ -2,6 +2,10 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -9,6 +13,7 @@ import (
 	"github.com/cloudmem/cloudmem/backends/redis"
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/blob/blobtest"
+	"github.com/cloudmem/cloudmem/memory/memorytest"
 )
 
 // The Redis tests run against the server emulators.sh starts, which
@@ -63,4 +68,160 @@ func dropRedisPrefix(t *testing.T, client goredis.UniversalClient, prefix string
 func TestRedisConformance(t *testing.T) {
 	client := redisClient(t)
 	blobtest.Run(t, func(t *testing.T) blob.Store { return newRedisStore(t, client) })
+}
+
+// TestRedisMemorySpec runs the memory tool's SPEC suite, then its races,
+// through memory.Handler over Redis stores.
+func TestRedisMemorySpec(t *testing.T) {
+	client := redisClient(t)
+	newStore := func(t *testing.T) blob.Store { return newRedisStore(t, client) }
+	t.Run("spec", func(t *testing.T) { memorytest.Run(t, newStore) })
+	t.Run("concurrency", func(t *testing.T) { memorytest.RunConcurrency(t, newStore) })
+}
+
+// TestRedisRenameNeverHalfDone lists a store in a loop, over a client of
+// its own, while another client moves a 200-file directory back and forth,
+// or deletes it: every listing must show the whole tree at exactly one
+// place (for the delete: whole or gone).
+func TestRedisRenameNeverHalfDone(t *testing.T) {
+	const files, rounds = 200, 40
+	t.Run("rename", func(t *testing.T) {
+		writer, r := newRacingPair(t, files)
+		r.fill(t, writer, "old")
+		listings, err := r.watchWhile(t, func(c map[string]int) bool {
+			return len(c) == 1 && (c["old"] == files || c["new"] == files)
+		}, func() error {
+			for range rounds {
+				if err := writer.(blob.Renamer).Rename(t.Context(), "old", "new"); err != nil {
+					return err
+				}
+				if err := writer.(blob.Renamer).Rename(t.Context(), "new", "old"); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d renames of %d files, %d listings, none half done", 2*rounds, files, listings)
+	})
+	t.Run("delete tree", func(t *testing.T) {
+		writer, r := newRacingPair(t, files)
+		for range rounds / 4 {
+			r.fill(t, writer, "doomed")
+			_, err := r.watchWhile(t, func(c map[string]int) bool {
+				return len(c) == 0 || (len(c) == 1 && c["doomed"] == files)
+			}, func() error {
+				return writer.(blob.TreeDeleter).DeleteTree(t.Context(), "doomed")
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// racingReader lists one store in a loop over a client of its own.
+type racingReader struct {
+	store blob.Store
+	files int // the size of the tree the writer moves
+}
+
+// newRacingPair returns a new, empty store holding only keep.md, opened
+// twice over two clients: the writer and the reader.
+func newRacingPair(t *testing.T, files int) (blob.Store, *racingReader) {
+	t.Helper()
+	prefix := uniquePrefix()
+	writerClient, readerClient := redisClient(t), redisClient(t)
+	writer, err := redis.Open(t.Context(), writerClient, &redis.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropRedisPrefix(t, writerClient, prefix) })
+	reader, err := redis.Open(t.Context(), readerClient, &redis.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.Put(t.Context(), "keep.md", []byte("bystander"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	return writer, &racingReader{store: reader, files: files}
+}
+
+// fill writes the tree dir/f000.md ... through s.
+func (r *racingReader) fill(t *testing.T, s blob.Store, dir string) {
+	t.Helper()
+	for i := range r.files {
+		if _, err := s.Put(t.Context(), fmt.Sprintf("%s/f%03d.md", dir, i), []byte("x"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// census lists the whole store once and counts the files under each
+// top-level directory; keep.md must be there every time.
+func (r *racingReader) census(ctx context.Context) (map[string]int, error) {
+	counts := map[string]int{}
+	kept := false
+	for info, err := range r.store.List(ctx, "") {
+		if err != nil {
+			return nil, err
+		}
+		if info.Key == "keep.md" {
+			kept = true
+			continue
+		}
+		dir, _, _ := strings.Cut(info.Key, "/")
+		counts[dir]++
+	}
+	if !kept {
+		return nil, errors.New("keep.md is missing from the listing")
+	}
+	return counts, nil
+}
+
+// watchWhile lists in a loop; once the first listing is done it runs write,
+// and it stops listing when write returns. It returns the number of
+// listings made, and the error of write or else the first listing that ok
+// rejects.
+func (r *racingReader) watchWhile(t *testing.T, ok func(map[string]int) bool, write func() error) (int, error) {
+	started, stop := make(chan struct{}), make(chan struct{})
+	var listings int
+	var watchErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer func() {
+			if listings == 0 {
+				close(started) // failed at once: let write run anyway
+			}
+		}()
+		for ; ; listings++ {
+			if listings == 1 {
+				close(started)
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			counts, err := r.census(t.Context())
+			if err != nil {
+				watchErr = err
+				return
+			}
+			if !ok(counts) {
+				watchErr = fmt.Errorf("a reader saw the tree half done: listing %d counted %v", listings, counts)
+				return
+			}
+		}
+	})
+	<-started
+	writeErr := write()
+	close(stop)
+	wg.Wait()
+	if writeErr != nil {
+		return listings, writeErr
+	}
+	return listings, watchErr
 }

@@ -84,7 +84,8 @@ type keyring struct {
 // compile validates c; needRecipients and needIdentities say which halves
 // the caller will use (Rekey reads with one Config and writes with another).
 func (c Config) compile(needRecipients, needIdentities bool) (*keyring, error) {
-	kr := &keyring{recipients: c.Recipients, identities: c.Identities}
+	// Copies, so that a caller reusing its slices cannot race with us.
+	kr := &keyring{recipients: slices.Clone(c.Recipients), identities: slices.Clone(c.Identities)}
 	if needIdentities && len(c.Identities) == 0 {
 		return nil, errors.New("crypt: no identities: one is needed to read objects")
 	}

@@ -66,22 +66,6 @@ func TestSuiteOverFile(t *testing.T) {
 	}, skips)
 }
 
-// TestSuiteOverPrefix runs the suite the way storeurl composes the
-// wrappers: encryption over a prefix of the backend's store.
-func TestSuiteOverPrefix(t *testing.T) {
-	cfg := newConfig(t, crypt.GenerateIdentity)
-	skips := blobtest.Options{Skip: map[string]string{
-		"MaxLenKey": "the prefix takes 6 of the MaxKeyLen bytes (blob's own prefix suite skips it too)",
-	}}
-	blobtest.RunWith(t, func(t *testing.T) blob.Store {
-		p, err := blob.Prefix(mem.New(nil), "agent")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mustWrap(t, p, cfg)
-	}, skips)
-}
-
 func TestSuiteReadOnly(t *testing.T) {
 	cfg := newConfig(t, crypt.GenerateIdentity)
 	seeded := func(t *testing.T, objects map[string][]byte) blob.Store {

@@ -38,17 +38,24 @@
 // The format line and the age header together take exactly 1024 bytes for
 // X25519 recipients (room for MaxX25519Recipients) and 8192 bytes for
 // post-quantum ones (MaxHybridRecipients). The line without its padding is
-// the first thing a reader checks (its absence gives ErrNotEncrypted);
-// removing the first line (tail -n +2) leaves a standard age file.
+// the first thing a reader checks (its absence gives ErrNotEncrypted).
+// Removing the first line leaves a standard age file, so an escrow holder
+// can recover an object without this package:
+//
+//	tail -n +2 OBJECT | age -d -i escrow.txt > frame
+//
+// and the content is the frame's bytes from 19+len(key) up to its last 32.
 //
 // The age payload decrypts to a frame:
 //
 //	version  1 byte, 1
-//	key set  16 bytes: SHA-256 over the sorted recipient strings the object was encrypted to
+//	key set  16 bytes naming the recipients it was encrypted to: the start of SHA-256 over
+//	         "cloudmem-age key set\n" and the sorted recipient strings joined by "\n"
 //	key len  2 bytes, big endian
 //	key      the object's key
 //	content  the object's data
-//	MAC      32 bytes: HMAC-SHA256 over "cloudmem-age/v1 frame\n" and every frame byte before it
+//	MAC      32 bytes: HMAC-SHA256, keyed with the store's MAC key, over
+//	         "cloudmem-age/v1 frame\n" and every frame byte before it
 //
 // A read decrypts the whole object, checks the MAC with the store's
 // integrity key, then checks that the frame's key is the key read. The
@@ -58,7 +65,8 @@
 // len(key), where chunks = max(1, ⌈(content+51+len(key)) / 64 KiB⌉). An
 // object written for the other kind of recipients (during a Rekey from
 // X25519 to post-quantum keys, say) shows a wrong size until it is
-// rekeyed; a stored size that no content size produces shows as 0.
+// rekeyed; a stored size that no content size produces (a plain object
+// written around the wrapper, say) shows as 0.
 //
 // # The integrity key object
 //

@@ -1,19 +1,29 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/cloudmem/cloudmem/backends/file"
 	"github.com/cloudmem/cloudmem/backends/redis"
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/blob/blobtest"
+	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/memory/memorytest"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 // The Redis tests run against the server emulators.sh starts, which
@@ -224,4 +234,292 @@ func (r *racingReader) watchWhile(t *testing.T, ok func(map[string]int) bool, wr
 		return listings, writeErr
 	}
 	return listings, watchErr
+}
+
+// redisSession is one agent's session: every command, successes and
+// errors, over nested directories, hidden files and unicode names. wantErrors
+// is how many of them fail.
+var redisSession = []string{
+	`{"command":"view","path":"/memories"}`,
+	`{"command":"create","path":"/memories/notes.md","file_text":"Prefers tea.\nLives in Lyon.\n"}`,
+	`{"command":"create","path":"/memories/projects/cloudmem/plan.md","file_text":"# Plan\n- redis\n- s3\n- gcs\n"}`,
+	`{"command":"create","path":"/memories/projects/cloudmem/.draft","file_text":"hidden"}`,
+	`{"command":"create","path":"/memories/projects/café/日本語.md","file_text":"unicode ✓\n"}`,
+	`{"command":"create","path":"/memories/node_modules/x.js","file_text":"skip me"}`,
+	`{"command":"create","path":"/memories/notes.md","file_text":"again"}`,
+	`{"command":"create","path":"/memories/notes.md/inner.md","file_text":"under a file"}`,
+	`{"command":"view","path":"/memories"}`,
+	`{"command":"view","path":"/memories/projects"}`,
+	`{"command":"view","path":"/memories/projects/cloudmem/plan.md","view_range":[2,3]}`,
+	`{"command":"view","path":"/memories/projects/cloudmem/plan.md","view_range":[9,10]}`,
+	`{"command":"str_replace","path":"/memories/projects/cloudmem/plan.md","old_str":"- s3","new_str":"- s3 (MinIO)"}`,
+	`{"command":"str_replace","path":"/memories/projects/cloudmem/plan.md","old_str":"- ","new_str":"* "}`,
+	`{"command":"str_replace","path":"/memories/projects/cloudmem/plan.md","old_str":"azure","new_str":"x"}`,
+	`{"command":"insert","path":"/memories/projects/cloudmem/plan.md","insert_line":1,"insert_text":"Owner: me"}`,
+	`{"command":"insert","path":"/memories/notes.md","insert_line":99,"insert_text":"late"}`,
+	`{"command":"view","path":"/memories/projects/cloudmem/plan.md"}`,
+	`{"command":"rename","old_path":"/memories/notes.md","new_path":"/memories/people/me.md"}`,
+	`{"command":"rename","old_path":"/memories/projects/cloudmem","new_path":"/memories/archive/cloudmem"}`,
+	`{"command":"rename","old_path":"/memories/projects","new_path":"/memories/archive"}`,
+	`{"command":"rename","old_path":"/memories/missing","new_path":"/memories/elsewhere"}`,
+	`{"command":"view","path":"/memories"}`,
+	`{"command":"delete","path":"/memories/archive"}`,
+	`{"command":"delete","path":"/memories/archive"}`,
+	`{"command":"delete","path":"/memories/people/me.md"}`,
+	`{"command":"view","path":"/memories/people/me.md"}`,
+	`{"command":"view","path":"/memories/../etc/passwd"}`,
+	`{"command":"view","path":"/memories"}`,
+}
+
+const redisSessionErrors = 11
+
+// TestRedisSameOutputAsFileStore runs one session through a memory.Handler
+// over the local-directory store and over Redis: every result must be
+// identical, byte for byte.
+func TestRedisSameOutputAsFileStore(t *testing.T) {
+	redisStore := newRedisStore(t, redisClient(t))
+	fileStore, err := file.Open(t.Context(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(s blob.Store) []memory.Result {
+		h, err := memory.New(s, memory.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []memory.Result
+		for _, cmd := range redisSession {
+			out = append(out, h.Execute(t.Context(), []byte(cmd)))
+		}
+		return out
+	}
+	want, got := run(fileStore), run(redisStore)
+	failures := 0
+	for i := range want {
+		if want[i].IsError {
+			failures++
+		}
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("command %d %s:\nredis: is_error=%v\n%s\nfile:  is_error=%v\n%s",
+				i, redisSession[i], got[i].IsError, got[i].Text, want[i].IsError, want[i].Text)
+		}
+	}
+	if failures != redisSessionErrors {
+		t.Errorf("%d commands failed on the file store, want %d: the session no longer tests what it says", failures, redisSessionErrors)
+	}
+}
+
+// TestRedisURL opens stores with storeurl, as a configuration string would:
+// prefixes (including one that extends another) and databases keep stores
+// apart, and the shared parameters work.
+func TestRedisURL(t *testing.T) {
+	addr := server(t, "Redis", "CLOUDMEM_TEST_REDIS_ADDR")
+	client := redisClient(t)
+	db1 := goredis.NewClient(&goredis.Options{Addr: addr, DB: 1})
+	t.Cleanup(func() { db1.Close() })
+	p := uniquePrefix()
+	open := func(rawURL string) blob.Store {
+		t.Helper()
+		s, err := storeurl.Open(t.Context(), rawURL)
+		if err != nil {
+			t.Fatalf("storeurl.Open(%s): %v", rawURL, err)
+		}
+		t.Cleanup(func() {
+			if c, ok := s.(io.Closer); ok {
+				c.Close()
+			}
+		})
+		return s
+	}
+	stores := map[string]blob.Store{ // by the content each will hold
+		"a":        open("redis://" + addr + "/0?prefix=" + p),
+		"a:b":      open("redis://" + addr + "?prefix=" + p + ":b"),
+		"a/sub":    open("redis://" + addr + "/0?prefix=" + p + "/sub"),
+		"a in db1": open("redis://" + addr + "/1?prefix=" + p),
+	}
+	for _, q := range []string{p, p + ":b", p + "/sub"} {
+		t.Cleanup(func() { dropRedisPrefix(t, client, q) })
+	}
+	t.Cleanup(func() { dropRedisPrefix(t, db1, p) })
+	for data, s := range stores {
+		if _, err := s.Put(t.Context(), "k", []byte(data), blob.Cond{IfAbsent: true}); err != nil {
+			t.Fatalf("Put in store %q: %v", data, err)
+		}
+	}
+	for data, s := range stores {
+		infos, err := blob.ListAll(t.Context(), s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := s.Get(t.Context(), "k")
+		if err != nil || string(got) != data || len(infos) != 1 {
+			t.Errorf("store %q: Get(k) = %q, %v; %d keys listed; want only its own k", data, got, err, len(infos))
+		}
+	}
+
+	ro := open("redis://" + addr + "/0?readonly=true&prefix=" + p)
+	if got, _, err := ro.Get(t.Context(), "k"); err != nil || string(got) != "a" {
+		t.Errorf("read-only store: Get(k) = %q, %v; want \"a\"", got, err)
+	}
+	if _, err := ro.Put(t.Context(), "k", []byte("x"), blob.Cond{}); !errors.Is(err, blob.ErrReadOnly) {
+		t.Errorf("read-only store: Put error = %v, want ErrReadOnly", err)
+	}
+
+	_, err := storeurl.Open(t.Context(), "redis://"+addr+"/0?prefix=x&colour=red")
+	if err == nil || !strings.Contains(err.Error(), `unknown URL parameter "colour"`) {
+		t.Errorf("unknown parameter: error = %v, want one naming colour", err)
+	}
+	_, err = storeurl.Open(t.Context(), "redis://"+addr+"/0?prefix=a{b}")
+	if !errors.Is(err, blob.ErrInvalidKey) {
+		t.Errorf("prefix with braces: error = %v, want ErrInvalidKey", err)
+	}
+
+	closing := open("redis://" + addr + "/0?prefix=" + p)
+	if err := closing.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := closing.Stat(t.Context(), "k"); !errors.Is(err, goredis.ErrClosed) {
+		t.Errorf("Stat after Close: error = %v, want go-redis' ErrClosed", err)
+	}
+}
+
+// TestRedisPassword checks REDIS_PASSWORD and that no error shows the
+// password, with a user made for the test (Redis 6 ACL).
+func TestRedisPassword(t *testing.T) {
+	addr := server(t, "Redis", "CLOUDMEM_TEST_REDIS_ADDR")
+	client := redisClient(t)
+	user, password, p := "cloudmem-"+uniquePrefix(), "pw-"+rand.Text(), uniquePrefix()
+	if err := client.Do(t.Context(), "ACL", "SETUSER", user, "on", ">"+password, "~*", "+@all").Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := client.Do(context.Background(), "ACL", "DELUSER", user).Err(); err != nil {
+			t.Errorf("cleanup: ACL DELUSER: %v", err)
+		}
+		dropRedisPrefix(t, client, p)
+	})
+	rawURL := "redis://" + user + "@" + addr + "/0?prefix=" + p
+
+	t.Setenv(redis.PasswordEnv, password)
+	s, err := storeurl.Open(t.Context(), rawURL)
+	if err != nil {
+		t.Fatalf("with %s set: %v", redis.PasswordEnv, err)
+	}
+	defer s.(io.Closer).Close()
+	if _, err := s.Put(t.Context(), "k", []byte("v"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+
+	wrong := "wrong-" + password
+	t.Setenv(redis.PasswordEnv, wrong)
+	for _, u := range []string{rawURL, "redis://" + user + ":" + wrong + "@" + addr + "/0?prefix=" + p} {
+		_, err := storeurl.Open(t.Context(), u)
+		var redisErr goredis.Error
+		if !errors.As(err, &redisErr) || !strings.Contains(err.Error(), "WRONGPASS") {
+			t.Errorf("wrong password: error = %v, want go-redis' WRONGPASS error", err)
+		}
+		if err != nil && strings.Contains(err.Error(), wrong) {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}
+
+// dropFirstReply makes go-redis resend one script call whose first attempt
+// the server ran: the connection breaks after the call is sent, before its
+// reply is read, and go-redis retries on a new connection.
+type dropFirstReply struct {
+	armed atomic.Bool  // break the next connection that sends EVALSHA
+	dials atomic.Int32 // connections made
+}
+
+func (d *dropFirstReply) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.dials.Add(1)
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &breakingConn{Conn: c, d: d}, nil
+}
+
+type breakingConn struct {
+	net.Conn
+	d      *dropFirstReply
+	broken atomic.Bool
+}
+
+func (c *breakingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if err == nil && bytes.Contains(bytes.ToLower(p), []byte("evalsha")) && c.d.armed.CompareAndSwap(true, false) {
+		c.broken.Store(true)
+	}
+	return n, err
+}
+
+func (c *breakingConn) Read(p []byte) (int, error) {
+	if c.broken.Load() {
+		time.Sleep(100 * time.Millisecond) // time for the server to run the script
+		c.Conn.Close()
+		return 0, io.EOF
+	}
+	return c.Conn.Read(p)
+}
+
+// TestRedisRetriedWrite checks that a write resent by go-redis after a
+// broken connection reports the outcome of its first attempt (which the
+// server ran) instead of running again: a create is not "already exists", a
+// delete or rename not "does not exist".
+func TestRedisRetriedWrite(t *testing.T) {
+	addr := server(t, "Redis", "CLOUDMEM_TEST_REDIS_ADDR")
+	faults := &dropFirstReply{}
+	client := goredis.NewClient(&goredis.Options{Addr: addr, Dialer: faults.dial, MaxRetries: 3})
+	t.Cleanup(func() { client.Close() })
+	p := uniquePrefix()
+	s, err := redis.Open(t.Context(), client, &redis.Options{Prefix: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropRedisPrefix(t, client, p) })
+	ctx := t.Context()
+
+	// resent runs op with the fault armed and checks that it fired.
+	resent := func(what string, op func() error) {
+		t.Helper()
+		faults.armed.Store(true)
+		before := faults.dials.Load()
+		if err := op(); err != nil {
+			t.Fatalf("%s, resent after a broken connection: %v", what, err)
+		}
+		if faults.armed.Load() || faults.dials.Load() == before {
+			t.Fatalf("%s: the fault did not fire (armed %v, %d new connections)", what, faults.armed.Load(), faults.dials.Load()-before)
+		}
+	}
+	var info blob.Info
+	resent("Put(IfAbsent)", func() (err error) {
+		info, err = s.Put(ctx, "k", []byte("one"), blob.Cond{IfAbsent: true})
+		return err
+	})
+	if st, err := s.Stat(ctx, "k"); err != nil || st.Version != info.Version {
+		t.Fatalf("Stat(k) = version %q, %v; want Put's %q", st.Version, err, info.Version)
+	}
+	resent("Put(IfVersion)", func() (err error) {
+		info, err = s.Put(ctx, "k", []byte("two"), blob.Cond{IfVersion: info.Version})
+		return err
+	})
+	resent("Rename", func() error { return s.(blob.Renamer).Rename(ctx, "k", "moved") })
+	resent("Delete(IfVersion)", func() error {
+		st, err := s.Stat(ctx, "moved")
+		if err != nil {
+			return err
+		}
+		return s.Delete(ctx, "moved", blob.Cond{IfVersion: st.Version})
+	})
+	for _, k := range []string{"dir/a", "dir/b"} {
+		if _, err := s.Put(ctx, k, []byte(k), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resent("DeleteTree", func() error { return s.(blob.TreeDeleter).DeleteTree(ctx, "dir") })
+	if infos, err := blob.ListAll(ctx, s, ""); err != nil || len(infos) != 0 {
+		t.Fatalf("after the deletes: List = %v, %v; want nothing", infos, err)
+	}
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,9 +19,12 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/cloudmem/cloudmem/backends/file"
 	"github.com/cloudmem/cloudmem/backends/s3"
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/blob/blobtest"
+	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/memory/memorytest"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
 
@@ -31,8 +35,6 @@ import (
 // Subtests of blobtest that MinIO cannot prove, and why.
 var minioSkips = map[string]string{
 	"DeleteIfVersionRace": "MinIO ignores If-Match on DeleteObject; proved only on AWS",
-	"ListOrder": "MinIO (backed by a file system) leaves the keys under a key that is also an object " +
-		"(a/b/c when a/b exists) out of listings; proved only on AWS",
 	"KeyAndTreeCoexist": "MinIO (backed by a file system) leaves the keys under a key that is also an object " +
 		"(a/b/c when a/b exists) out of listings; proved only on AWS",
 	"ListInfo": "S3 listings carry no user metadata, so a List version is the bare ETag while Stat's adds " +
@@ -344,4 +346,158 @@ func TestS3URL(t *testing.T) {
 		!strings.Contains(err.Error(), `"pathstyle"`) {
 		t.Fatalf("unknown parameter: error = %v, want one naming \"pathstyle\"", err)
 	}
+}
+
+// TestS3Handler runs the memory handler's SPEC cases over the S3 store, each
+// in a bucket of its own: the cases include memory paths of the longest
+// length, whose keys would not fit under a test prefix.
+func TestS3Handler(t *testing.T) {
+	memorytest.Run(t, newS3BucketStore)
+}
+
+// TestS3HandlerConcurrency runs the handler's races (16 writers, one
+// Handler each) over one S3 store. They rest on conditional Put, which
+// MinIO enforces as AWS does.
+func TestS3HandlerConcurrency(t *testing.T) {
+	memorytest.RunConcurrency(t, newS3Store)
+}
+
+// sessionSeed is the content both stores start with: enough files in one
+// directory that listing it takes two ListObjectsV2 pages.
+func sessionSeed() map[string][]byte {
+	seed := map[string][]byte{
+		"projects/alpha/notes.md": []byte("# Alpha\n\n- kickoff on Monday\n- owner: Dana\n"),
+		"projects/alpha/.draft":   []byte("hidden draft\n"),
+		"projects/beta/todo.txt":  []byte("one\ntwo\nthree\n"),
+		"node_modules/pkg/x.js":   []byte("module.exports = 1\n"),
+		"bin/blob.dat":            {0x00, 0xff, 0xfe, 'x', '\n'},
+	}
+	for i := range 1005 {
+		seed[fmt.Sprintf("log/%04d.md", i)] = fmt.Appendf(nil, "entry %d\n", i)
+	}
+	return seed
+}
+
+// sessionCommands is a command stream that touches every command, its
+// errors, hidden and ignored names, odd characters and a large directory.
+var sessionCommands = []string{
+	`{"command":"view","path":"/memories"}`,
+	`{"command":"view","path":"/memories/projects"}`,
+	`{"command":"view","path":"/memories/projects/alpha/notes.md"}`,
+	`{"command":"view","path":"/memories/projects/beta/todo.txt","view_range":[2,3]}`,
+	`{"command":"view","path":"/memories/log/0999.md"}`,
+	`{"command":"view","path":"/memories/bin/blob.dat"}`,
+	`{"command":"view","path":"/memories/missing.md"}`,
+	`{"command":"create","path":"/memories/projects/alpha/notes.md","file_text":"clobber"}`,
+	`{"command":"create","path":"/memories/new/deep/file.md","file_text":"first line\nsecond line\n"}`,
+	`{"command":"create","path":"/memories/unicode/日本語 ファイル.md","file_text":"héllo wörld\n"}`,
+	`{"command":"create","path":"/memories/projects/alpha/notes.md/child","file_text":"x"}`,
+	`{"command":"create","path":"/memories/projects","file_text":"x"}`,
+	`{"command":"create","path":"/memories/../etc/passwd","file_text":"x"}`,
+	`{"command":"create","path":"/memories/.cloudmem/key","file_text":"x"}`,
+	`{"command":"str_replace","path":"/memories/projects/alpha/notes.md","old_str":"Monday","new_str":"Tuesday"}`,
+	`{"command":"str_replace","path":"/memories/projects/alpha/notes.md","old_str":"absent","new_str":"x"}`,
+	`{"command":"str_replace","path":"/memories/projects/beta/todo.txt","old_str":"o","new_str":"0"}`,
+	`{"command":"insert","path":"/memories/projects/beta/todo.txt","insert_line":1,"insert_text":"one and a half"}`,
+	`{"command":"insert","path":"/memories/projects/beta/todo.txt","insert_line":99,"insert_text":"x"}`,
+	`{"command":"view","path":"/memories/projects/beta/todo.txt"}`,
+	`{"command":"rename","old_path":"/memories/projects/beta","new_path":"/memories/archive/beta"}`,
+	`{"command":"rename","old_path":"/memories/new/deep/file.md","new_path":"/memories/unicode/moved.md"}`,
+	`{"command":"rename","old_path":"/memories/unicode/moved.md","new_path":"/memories/projects/alpha/notes.md"}`,
+	`{"command":"rename","old_path":"/memories/nothing","new_path":"/memories/else"}`,
+	`{"command":"view","path":"/memories"}`,
+	`{"command":"delete","path":"/memories/log"}`,
+	`{"command":"delete","path":"/memories/archive/beta/todo.txt"}`,
+	`{"command":"delete","path":"/memories/archive"}`,
+	`{"command":"delete","path":"/memories"}`,
+	`{"command":"view","path":"/memories"}`,
+	`{"command":"frobnicate","path":"/memories"}`,
+	`not json`,
+}
+
+// TestS3SameOutputAsFile runs one command stream through memory.Handler
+// over the local-directory store and over the S3 store, from the same
+// seed, and requires byte-identical results and final contents: moving an
+// agent's memory from a directory to a bucket changes nothing it sees.
+func TestS3SameOutputAsFile(t *testing.T) {
+	s3Store := newS3Store(t)
+	fileStore, err := file.Open(t.Context(), t.TempDir(), &file.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileOut := runSession(t, fileStore)
+	s3Out := runSession(t, s3Store)
+	if fileOut.results != s3Out.results {
+		t.Errorf("results differ.\nfile store:\n%s\nS3 store:\n%s", fileOut.results, s3Out.results)
+	}
+	if fileOut.contents != s3Out.contents {
+		t.Errorf("final contents differ.\nfile store:\n%s\nS3 store:\n%s", fileOut.contents, s3Out.contents)
+	}
+	// Guard against a stream that proves nothing: the results hold
+	// successes and errors, and the large directory was listed.
+	for _, want := range []string{`"IsError":true`, "Tuesday", "one and a half", "/memories/log/1004.md"} {
+		if !strings.Contains(fileOut.results, want) {
+			t.Errorf("the results do not contain %q:\n%s", want, fileOut.results)
+		}
+	}
+}
+
+type session struct {
+	results  string // one JSON line per command
+	contents string // every key and its data after the session
+}
+
+// runSession seeds s, runs sessionCommands through a Handler over it and
+// returns what it printed and what it left.
+func runSession(t *testing.T, s blob.Store) session {
+	t.Helper()
+	ctx := t.Context()
+	seed := sessionSeed()
+	var g sync.WaitGroup
+	errs := make(chan error, len(seed))
+	sem := make(chan struct{}, 16)
+	for k, v := range seed {
+		g.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if _, err := s.Put(ctx, k, v, blob.Cond{}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	g.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	h, err := memory.New(s, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out session
+	var b strings.Builder
+	for _, cmd := range sessionCommands {
+		res := h.Execute(ctx, []byte(cmd))
+		line, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	out.results = b.String()
+	b.Reset()
+	infos, err := blob.ListAll(ctx, s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range infos {
+		data, _, err := s.Get(ctx, info.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%q: %q\n", info.Key, data)
+	}
+	out.contents = b.String()
+	return out
 }

@@ -14,4 +14,5 @@ import (
 	_ "github.com/cloudmem/cloudmem/backends/gcs"   // gs://
 	_ "github.com/cloudmem/cloudmem/backends/mem"   // mem://
 	_ "github.com/cloudmem/cloudmem/backends/redis" // redis://, rediss://, redis-cluster://, rediss-cluster://
+	_ "github.com/cloudmem/cloudmem/backends/s3"    // s3://
 )

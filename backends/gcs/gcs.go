@@ -126,7 +126,6 @@ var errClosed = fmt.Errorf("gcs: store is closed: %w", net.ErrClosed)
 type store struct {
 	client *storage.Client
 	bucket *storage.BucketHandle
-	name   string // the bucket's name
 	dir    string // the name prefix with a trailing '/', or ""
 	owned  bool   // the client was created by Open and is closed by Close
 
@@ -175,10 +174,11 @@ func Open(ctx context.Context, bucket, prefix string, opts *Options) (blob.Store
 	} else if opts.Endpoint != "" {
 		return nil, errors.New("gcs: Options.Client is set: leave Endpoint empty and configure the client instead")
 	}
-	return &store{client: client, bucket: client.Bucket(bucket), name: bucket, dir: dir, owned: owned}, nil
+	return &store{client: client, bucket: client.Bucket(bucket), dir: dir, owned: owned}, nil
 }
 
-// Close releases the client Open created; it does nothing else. See Open.
+// Close marks the store closed and releases the client Open created. See
+// Open.
 func (s *store) Close() error {
 	s.closed.Store(true)
 	s.closeOnce.Do(func() {

@@ -12,6 +12,17 @@
 //	        and write one result per line to stdout: {"content": ..., "is_error": ...}
 //	demo    run a short scripted session against the store and print each step
 //	view    print a memory file or directory: cloudmem view /memories/notes.md --range 1,20
+//	ls      list a memory directory with sizes, as the model sees it
+//	cat     write a memory file to stdout, byte for byte
+//	put     create (--force: replace) a memory file: cloudmem put /memories/notes.md notes.md
+//	rm      delete a memory file or directory
+//	mv      rename a memory file or directory
+//	export  write every memory file to a directory, or a tar stream to stdout (-)
+//	import  store the files of a directory, or of a tar stream on stdin (-), as memory files
+//	copy    copy a whole store to another (cloudmem copy SRC_URL DST_URL), resumable, verified by SHA-256
+//	keygen  write a new age identity file (-o FILE) and print its recipient
+//	rekey   re-encrypt every object of an encrypted store to new recipients
+//	version print the version
 //
 // Exit status: 0 on success, 1 when a command fails, 2 for a usage error.
 package main
@@ -58,6 +69,17 @@ var commands = []command{
 	{"exec", "run memory commands read from stdin, one JSON object per line", runExec},
 	{"demo", "run a short scripted session against the store, printing each step", runDemo},
 	{"view", "print a memory file or directory", runView},
+	{"ls", "list a memory directory, with sizes", runLs},
+	{"cat", "write a memory file to stdout, byte for byte", runCat},
+	{"put", "create a memory file from a file or stdin", runPut},
+	{"rm", "delete a memory file or directory", runRm},
+	{"mv", "rename a memory file or directory", runMv},
+	{"export", "write every memory file to a directory or a tar stream", runExport},
+	{"import", "store the files of a directory or a tar stream as memory files", runImport},
+	{"copy", "copy a whole store to another store, and verify the copy", runCopy},
+	{"keygen", "write a new age identity file and print its recipient", runKeygen},
+	{"rekey", "re-encrypt every object of a store to new age recipients", runRekey},
+	{"version", "print the version of cloudmem", runVersion},
 }
 
 func main() {

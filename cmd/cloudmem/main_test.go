@@ -65,6 +65,17 @@ Commands:
   exec   run memory commands read from stdin, one JSON object per line
   demo   run a short scripted session against the store, printing each step
   view   print a memory file or directory
+  ls     list a memory directory, with sizes
+  cat    write a memory file to stdout, byte for byte
+  put    create a memory file from a file or stdin
+  rm     delete a memory file or directory
+  mv     rename a memory file or directory
+  export write every memory file to a directory or a tar stream
+  import store the files of a directory or a tar stream as memory files
+  copy   copy a whole store to another store, and verify the copy
+  keygen write a new age identity file and print its recipient
+  rekey  re-encrypt every object of a store to new age recipients
+  version print the version of cloudmem
 
 Flags:
   -store URL

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// cliCase is one run of the program and everything it should produce.
+type cliCase struct {
+	args           []string
+	stdin          string
+	code           int
+	stdout, stderr string
+}
+
+// runCases runs each case with --store store in front of its arguments and
+// compares the exit code and both whole outputs.
+func runCases(t *testing.T, store string, cases []cliCase) {
+	t.Helper()
+	for _, tc := range cases {
+		args := append([]string{"--store", store}, tc.args...)
+		code, stdout, stderr := cloudmem(args, tc.stdin, nil)
+		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+			t.Errorf("cloudmem %q = %d\nstdout:\n%s\nstderr:\n%s\nwant %d\nstdout:\n%s\nstderr:\n%s",
+				tc.args, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
+
+// seed puts files (key → content) into the shared store name and returns
+// its URL.
+func seed(t *testing.T, name string, files map[string]string) string {
+	t.Helper()
+	for key, content := range files {
+		if _, err := sharedStore(name).Put(context.Background(), key, []byte(content), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "shared://" + name
+}
+
+// contents returns every object of the shared store name, bookkeeping
+// included, as key → content.
+func contents(t *testing.T, name string) map[string]string {
+	t.Helper()
+	return storeContents(t, sharedStore(name))
+}
+
+func storeContents(t *testing.T, s blob.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	infos, err := blob.ListAll(context.Background(), s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range infos {
+		data, _, err := s.Get(context.Background(), info.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[info.Key] = string(data)
+	}
+	return out
+}
+
+// smallTree is a store with a file at the top, a directory two levels
+// deep, a hidden file, node_modules, and bookkeeping.
+var smallTree = map[string]string{
+	"todo.md":              "- milk\n",                // 7
+	"notes/a.md":           "alpha\n",                 // 6
+	"notes/deep/b.md":      "bravo bravo\n",           // 12
+	"notes/deep/more/c.md": "c",                       // 1
+	"notes/.hidden":        "h",                       // 1
+	"node_modules/x.js":    strings.Repeat("x", 2000), // 2000
+	".cloudmem/crypt-key":  "not a memory file",
+	"big/one.bin":          strings.Repeat("b", 1280), // 1280
+}
+
+func TestLs(t *testing.T) {
+	store := seed(t, storeName(t), smallTree)
+	runCases(t, store, []cliCase{
+		{args: []string{"ls"}, stdout: `3.2K	/memories
+1.2K	/memories/big/
+1.2K	/memories/big/one.bin
+20B	/memories/notes/
+6B	/memories/notes/a.md
+13B	/memories/notes/deep/
+7B	/memories/todo.md
+`},
+		{args: []string{"ls", "/memories/notes/"}, stdout: `20B	/memories/notes
+6B	/memories/notes/a.md
+13B	/memories/notes/deep/
+12B	/memories/notes/deep/b.md
+1B	/memories/notes/deep/more/
+`},
+		{args: []string{"ls", "/memories/notes/a.md"}, code: 1,
+			stderr: "cloudmem ls: /memories/notes/a.md is a file, not a directory (cat prints a file)\n"},
+		{args: []string{"ls", "/memories/nope"}, code: 1,
+			stderr: "Error: The path /memories/nope does not exist. Please provide a valid path.\n"},
+		{args: []string{"ls", "/memories/.cloudmem"}, code: 1,
+			stderr: "Error: Path /memories/.cloudmem is reserved\n"},
+		{args: []string{"ls", "/tmp"}, code: 1,
+			stderr: "Error: Path must start with /memories, got: /tmp\n"},
+	})
+	runCases(t, "mem://", []cliCase{{args: []string{"ls"}, stdout: "0B\t/memories\n"}})
+}
+
+func TestCat(t *testing.T) {
+	binary := "\x89PNG\r\n\x1a\n\x00\xff not text"
+	store := seed(t, storeName(t), map[string]string{
+		"notes/a.md":   "one\ntwo\n",
+		"empty.md":     "",
+		"bin/data":     binary,
+		"long.txt":     strings.Repeat("line\n", 20000), // over the view limit: cat prints it whole
+		"dir/x/y.md":   "y",
+		".hidden/h.md": "hidden",
+	})
+	runCases(t, store, []cliCase{
+		{args: []string{"cat", "/memories/notes/a.md"}, stdout: "one\ntwo\n"},
+		{args: []string{"cat", "/memories//notes/./a.md"}, stdout: "one\ntwo\n"},
+		{args: []string{"cat", "/memories/empty.md"}, stdout: ""},
+		{args: []string{"cat", "/memories/bin/data"}, stdout: binary},
+		{args: []string{"cat", "/memories/long.txt"}, stdout: strings.Repeat("line\n", 20000)},
+		{args: []string{"cat", "/memories/.hidden/h.md"}, stdout: "hidden"},
+		{args: []string{"cat", "/memories/dir"}, code: 1, stderr: "Error: The path /memories/dir is not a file.\n"},
+		{args: []string{"cat", "/memories"}, code: 1, stderr: "Error: The path /memories is not a file.\n"},
+		{args: []string{"cat", "/memories/missing"}, code: 1,
+			stderr: "Error: The path /memories/missing does not exist. Please provide a valid path.\n"},
+		{args: []string{"cat", "/memories/../etc/passwd"}, code: 1,
+			stderr: "Error: Path /memories/../etc/passwd would escape /memories directory\n"},
+		{args: []string{"cat", "/memories/a\tb"}, code: 1,
+			stderr: "Error: Path /memories/a\tb contains invalid characters\n"},
+	})
+}
+
+func TestPut(t *testing.T) {
+	name := storeName(t)
+	store := seed(t, name, map[string]string{"old.md": "old", "dir/f.md": "f"})
+	file := filepath.Join(t.TempDir(), "content.txt")
+	if err := os.WriteFile(file, []byte("from a file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	absent := filepath.Join(t.TempDir(), "absent")
+	latin1 := filepath.Join(t.TempDir(), "latin1.txt")
+	if err := os.WriteFile(latin1, []byte("caf\xe9"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runCases(t, store, []cliCase{
+		{args: []string{"put", "/memories/new/a.md"}, stdin: "from stdin\n",
+			stdout: "File created successfully at: /memories/new/a.md\n"},
+		{args: []string{"put", "/memories/b.md", "-"}, stdin: "dash",
+			stdout: "File created successfully at: /memories/b.md\n"},
+		{args: []string{"put", "/memories/c.md", file},
+			stdout: "File created successfully at: /memories/c.md\n"},
+		{args: []string{"put", "/memories/old.md", file}, code: 1,
+			stderr: "Error: File /memories/old.md already exists\n"},
+		{args: []string{"put", "--force", "/memories/old.md", file},
+			stdout: "File created successfully at: /memories/old.md\n"},
+		{args: []string{"put", "/memories/dir", file, "--force"}, code: 1,
+			stderr: "Error: File /memories/dir already exists\n"},
+		{args: []string{"put", "/memories/c.md/x", file}, code: 1,
+			stderr: "Error: The path /memories/c.md is a file, not a directory\n"},
+		{args: []string{"put", "/memories/huge.md"}, stdin: strings.Repeat("x", 100_001), code: 1,
+			stderr: "Error: File /memories/huge.md would be 100001 bytes, over the limit of 100000 bytes per memory file\n"},
+		{args: []string{"put", "/memories/.cloudmem/k"}, stdin: "x", code: 1,
+			stderr: "Error: Path /memories/.cloudmem/k is reserved\n"},
+		{args: []string{"put", "/memories/l.txt", latin1}, code: 1,
+			stderr: "cloudmem put: " + latin1 + " is not UTF-8 text; memory files are text (import stores any bytes)\n"},
+		{args: []string{"put", "/memories/l.txt"}, stdin: "\xff", code: 1,
+			stderr: "cloudmem put: stdin is not UTF-8 text; memory files are text (import stores any bytes)\n"},
+		{args: []string{"put", "/memories/n.txt", absent}, code: 1,
+			stderr: "cloudmem put: reading the content: open " + absent + ": no such file or directory\n"},
+	})
+	want := map[string]string{
+		"new/a.md": "from stdin\n",
+		"b.md":     "dash",
+		"c.md":     "from a file\n",
+		"old.md":   "from a file\n",
+		"dir/f.md": "f",
+	}
+	if got := contents(t, name); !equalMaps(got, want) {
+		t.Errorf("the store holds %q, want %q", got, want)
+	}
+	runCases(t, "mem://?readonly=true", []cliCase{{args: []string{"put", "/memories/a.md"}, stdin: "x", code: 1,
+		stderr: "Error: The memory directory is read-only: create is not allowed\n"}})
+}
+
+func TestRmMv(t *testing.T) {
+	name := storeName(t)
+	store := seed(t, name, map[string]string{"a.md": "a", "dir/b.md": "b", "dir/sub/c.md": "c", "keep.md": "k"})
+	runCases(t, store, []cliCase{
+		{args: []string{"mv", "/memories/a.md", "/memories/moved/a.md"},
+			stdout: "Successfully renamed /memories/a.md to /memories/moved/a.md\n"},
+		{args: []string{"mv", "/memories/dir", "/memories/folder"},
+			stdout: "Successfully renamed /memories/dir to /memories/folder\n"},
+		{args: []string{"mv", "/memories/a.md", "/memories/z.md"}, code: 1,
+			stderr: "Error: The path /memories/a.md does not exist\n"},
+		{args: []string{"mv", "/memories/keep.md", "/memories/folder"}, code: 1,
+			stderr: "Error: The destination /memories/folder already exists\n"},
+		{args: []string{"mv", "/memories/folder", "/memories/folder/in"}, code: 1,
+			stderr: "Error: Cannot move /memories/folder into itself (/memories/folder/in)\n"},
+		{args: []string{"rm", "/memories/folder"}, stdout: "Successfully deleted /memories/folder\n"},
+		{args: []string{"rm", "/memories/folder"}, code: 1, stderr: "Error: The path /memories/folder does not exist\n"},
+		{args: []string{"rm", "/memories/"}, code: 1, stderr: "Error: Cannot delete the /memories directory itself\n"},
+	})
+	want := map[string]string{"moved/a.md": "a", "keep.md": "k"}
+	if got := contents(t, name); !equalMaps(got, want) {
+		t.Errorf("the store holds %q, want %q", got, want)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSubcommandUsage checks --help and the usage errors of every command
+// added with ls: help goes to stdout with exit 0; a usage error is the
+// message, a blank line and the same help on stderr, with exit 2.
+func TestSubcommandUsage(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		args []string // bad arguments
+		msg  string
+	}{
+		{"ls", []string{"/memories", "/memories/a"}, `unexpected argument "/memories/a"`},
+		{"cat", nil, "no PATH given"},
+		{"cat", []string{"a", "b"}, `unexpected argument "b"`},
+		{"put", nil, "no PATH given"},
+		{"put", []string{"/memories/a", "f", "g"}, `unexpected argument "g"`},
+		{"put", []string{"--force=maybe", "/memories/a"}, `invalid boolean value "maybe" for -force: parse error`},
+		{"rm", nil, "no PATH given"},
+		{"rm", []string{"a", "b"}, `unexpected argument "b"`},
+		{"mv", nil, "no OLD and NEW given"},
+		{"mv", []string{"a"}, "no NEW given"},
+		{"mv", []string{"a", "b", "c"}, `unexpected argument "c"`},
+		{"export", nil, "no DIR given (- writes a tar stream to stdout)"},
+		{"export", []string{"a", "b"}, `unexpected argument "b"`},
+		{"import", nil, "no DIR given (- reads a tar stream from stdin)"},
+		{"import", []string{"-", "--colour"}, "flag provided but not defined: -colour"},
+		{"copy", nil, "no SRC_URL and DST_URL given"},
+		{"copy", []string{"mem://"}, "no DST_URL given"},
+		{"copy", []string{"mem://", "mem://", "mem://"}, `unexpected argument "mem://"`},
+		{"copy", []string{"mem://", "mem://", "--jobs", "0"}, "--jobs 0: want 1 or more"},
+		{"keygen", nil, "no -o FILE given"},
+		{"keygen", []string{"-o", "f", "g"}, `unexpected argument "g"`},
+		{"rekey", nil, "no --to-recipients given"},
+		{"rekey", []string{"--to-recipients", "AGE-SECRET-KEY-1XYZ"}, "--to-recipients: crypt: recipient 1 is not a valid age public key (age1... or age1pq1...)"},
+		{"version", []string{"now"}, `unexpected argument "now"`},
+	} {
+		code, help, stderr := cloudmem([]string{tc.cmd, "--help"}, "", nil)
+		if code != 0 || !strings.HasPrefix(help, "Usage: cloudmem ") || stderr != "" {
+			t.Errorf("cloudmem %s --help = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and the usage on stdout", tc.cmd, code, help, stderr)
+			continue
+		}
+		want := "cloudmem " + tc.cmd + ": " + tc.msg + "\n\n" + help
+		code, stdout, stderr := cloudmem(append([]string{"--store", "mem://", tc.cmd}, tc.args...), "", nil)
+		if code != 2 || stdout != "" || stderr != want {
+			t.Errorf("cloudmem %s %q = %d\nstdout:\n%s\nstderr:\n%s\nwant 2 and stderr:\n%s", tc.cmd, tc.args, code, stdout, stderr, want)
+		}
+	}
+}
+
+func TestLsHelp(t *testing.T) {
+	want := `Usage: cloudmem [--store URL] ls [PATH]
+
+Lists the memory directory PATH (default /memories) as the model sees it: two levels deep,
+without hidden names and node_modules, each line a size and a path (a directory's size
+is the total of every file beneath it).
+
+Flags:
+  (none)
+`
+	runCases(t, "mem://", []cliCase{{args: []string{"ls", "-h"}, stdout: want}})
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"filippo.io/age"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/crypt"
+	"github.com/cloudmem/cloudmem/storeurl"
+)
+
+// runRekey implements "cloudmem rekey --to-recipients age1...,...": it
+// re-encrypts every object of an encrypted store to a new recipient set
+// with crypt.Rekey (one compare-and-swap per object, so a concurrent writer
+// is never overwritten; objects already encrypted to the new set are
+// skipped, so it can be run again after an interruption).
+//
+// The store is --store as usual. Its URL may hold encrypt=age or not:
+// rekey works on the stored objects, so it opens the store without the
+// encryption parameters, and takes the identity for reading from
+// --identity-file (which may be repeated), else from the URL's
+// age_identity_file, else from $CLOUDMEM_AGE_IDENTITY.
+func runRekey(c *cli, args []string) int {
+	fs := flag.NewFlagSet("cloudmem rekey", flag.ContinueOnError)
+	to := fs.String("to-recipients", "", "the new recipients: comma-separated age public keys `age1...,age1...` (required)")
+	var identityFiles []string
+	fs.Func("identity-file", "an age identity `FILE` that reads the store's objects (may be repeated)", func(s string) error {
+		identityFiles = append(identityFiles, s)
+		return nil
+	})
+	usage := subcommandUsage("rekey --to-recipients age1...,age1... [--identity-file FILE]...",
+		"Re-encrypts every object of the encrypted store to the new recipients, one object at a time\n"+
+			"with a compare-and-swap write, so that a concurrent writer is never overwritten. Objects\n"+
+			"already encrypted to the new recipients are skipped: after an interruption, run it again.\n"+
+			"The store URL may carry encrypt=age or not. The objects are read with the identities of\n"+
+			"--identity-file, else of the URL's age_identity_file, else of $"+crypt.EnvIdentity+";\n"+
+			"to resume a rekey to recipients that leave the old key out, give the new identity too.\n"+
+			"Afterwards, open the store with the new keys (age_recipients, age_identity_file).")
+	pos, code, done := c.parseArgs(fs, args, usage)
+	if done {
+		return code
+	}
+	switch {
+	case len(pos) > 0:
+		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[0]))
+	case *to == "":
+		return c.usageError(fs, usage, errors.New("no --to-recipients given"))
+	}
+	recipients, err := crypt.ParseRecipients(strings.Split(*to, ",")...)
+	if err != nil {
+		return c.usageError(fs, usage, fmt.Errorf("--to-recipients: %w", err))
+	}
+	inner, urlIdentity, err := withoutEncryption(c.store)
+	if err != nil {
+		return c.fail("rekey", err)
+	}
+	if len(identityFiles) == 0 && urlIdentity != "" {
+		identityFiles = []string{urlIdentity}
+	}
+	ids, err := c.identities(identityFiles)
+	if err != nil {
+		return c.fail("rekey", err)
+	}
+	store, err := storeurl.Open(c.ctx, inner)
+	if err != nil {
+		return c.fail("rekey", err)
+	}
+	defer blob.Close(store)
+
+	p := c.progress()
+	total := 0
+	err = crypt.Rekey(c.ctx, store, crypt.Config{Identities: ids}, crypt.Config{Recipients: recipients},
+		func(done, n int) {
+			total = n
+			p.show(done == n, "rekey: %d/%d objects", done, n)
+		})
+	p.end()
+	if err != nil {
+		return c.fail("rekey", err)
+	}
+	fmt.Fprintf(c.stdout, "rekey done: %s, each encrypted to %s\n",
+		plural(total, "object"), plural(len(recipients), "recipient"))
+	return exitOK
+}
+
+// identities loads the identities of files, or when there are none those
+// of $CLOUDMEM_AGE_IDENTITY.
+func (c *cli) identities(files []string) ([]age.Identity, error) {
+	var ids []age.Identity
+	for _, name := range files {
+		more, err := crypt.LoadIdentities(name)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, more...)
+	}
+	if len(ids) > 0 {
+		return ids, nil
+	}
+	text := c.getenv(crypt.EnvIdentity)
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("no identity to read the store with: give --identity-file FILE, "+
+			"age_identity_file in the store URL, or set $%s", crypt.EnvIdentity)
+	}
+	ids, err := crypt.ParseIdentities(text)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in $%s)", err, crypt.EnvIdentity)
+	}
+	return ids, nil
+}
+
+// encryptionParams are storeurl's encryption parameters, which rekey removes
+// from the store URL.
+var encryptionParams = []string{"encrypt", "age_identity_file", "age_recipients"}
+
+// withoutEncryption returns rawURL without its encryption parameters, and
+// the path its age_identity_file named ("" when none). A string without a
+// scheme is a plain path, with no parameters, and comes back unchanged, as
+// does a URL without encryption parameters. Errors never repeat the URL,
+// which may hold a password.
+func withoutEncryption(rawURL string) (inner, identityFile string, err error) {
+	if !hasScheme(rawURL) {
+		return rawURL, "", nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", "", fmt.Errorf("the store URL is malformed: %w", err)
+	}
+	query, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", "", fmt.Errorf("the store URL's query is malformed: %w", err)
+	}
+	identityFile = query.Get("age_identity_file")
+	found := false
+	for _, name := range encryptionParams {
+		if query.Has(name) {
+			found = true
+			delete(query, name)
+		}
+	}
+	if !found {
+		return rawURL, "", nil
+	}
+	u.RawQuery = query.Encode()
+	return u.String(), identityFile, nil
+}
+
+// hasScheme reports whether s starts with a URL scheme and ':', the rule by
+// which storeurl tells a URL from a plain path: a letter, then letters,
+// digits, '+', '-' or '.'.
+func hasScheme(s string) bool {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 {
+		return false
+	}
+	for j, r := range s[:i] {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+		case j > 0 && ('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}

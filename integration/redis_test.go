@@ -523,3 +523,63 @@ func TestRedisRetriedWrite(t *testing.T) {
 		t.Fatalf("after the deletes: List = %v, %v; want nothing", infos, err)
 	}
 }
+
+// stallingConn delays every read by two seconds while stall is set, as a
+// server that has stopped answering would.
+type stallingConn struct {
+	net.Conn
+	stall *atomic.Bool
+}
+
+func (c *stallingConn) Read(p []byte) (int, error) {
+	if c.stall.Load() {
+		time.Sleep(2 * time.Second)
+	}
+	return c.Conn.Read(p)
+}
+
+// TestRedisCancelInFlight checks that a call whose context is cancelled
+// while it waits for the server returns at once with context.Canceled,
+// even over a client without ContextTimeoutEnabled.
+func TestRedisCancelInFlight(t *testing.T) {
+	addr := server(t, "Redis", "CLOUDMEM_TEST_REDIS_ADDR")
+	var stall atomic.Bool
+	client := goredis.NewClient(&goredis.Options{Addr: addr, Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &stallingConn{Conn: c, stall: &stall}, nil
+	}})
+	t.Cleanup(func() { client.Close() })
+	p := uniquePrefix()
+	s, err := redis.Open(t.Context(), client, &redis.Options{Prefix: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropRedisPrefix(t, client, p) })
+	if _, err := s.Put(t.Context(), "dir/k", []byte("v"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+
+	stall.Store(true)
+	defer stall.Store(false)
+	for name, op := range map[string]func(context.Context) error{
+		"Get": func(ctx context.Context) error { _, _, err := s.Get(ctx, "dir/k"); return err },
+		"Put": func(ctx context.Context) error {
+			_, err := s.Put(ctx, "other", nil, blob.Cond{IfAbsent: true})
+			return err
+		},
+		"List":   func(ctx context.Context) error { _, err := blob.ListAll(ctx, s, ""); return err },
+		"Rename": func(ctx context.Context) error { return blob.Rename(ctx, s, "dir", "moved") },
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start := time.Now()
+		err := op(ctx)
+		took := time.Since(start)
+		if !errors.Is(err, context.Canceled) || took > time.Second {
+			t.Errorf("%s cancelled after 50ms on a silent server: error %v after %v; want context.Canceled at once", name, err, took)
+		}
+	}
+}

@@ -69,7 +69,7 @@ func open(ctx context.Context, client goredis.UniversalClient, opts *Options, ow
 		return nil, s.wrapErr(ctx, "open", prefix, nil, err)
 	}
 	for _, sc := range scripts {
-		if err := sc.Load(ctx, client).Err(); err != nil {
+		if _, err := call(ctx, sc.Load(ctx, client).Result); err != nil {
 			return nil, s.wrapErr(ctx, "open", prefix, nil, err)
 		}
 	}
@@ -103,7 +103,9 @@ func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) 
 	if err := checkCall(ctx, key); err != nil {
 		return nil, blob.Info{}, err
 	}
-	vals, err := s.client.HMGet(ctx, s.keys.object(key), "d", "v", "s", "m").Result()
+	vals, err := call(ctx, func() ([]any, error) {
+		return s.client.HMGet(ctx, s.keys.object(key), "d", "v", "s", "m").Result()
+	})
 	if err != nil {
 		return nil, blob.Info{}, s.wrapErr(ctx, "get", key, nil, err)
 	}
@@ -125,7 +127,9 @@ func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
 	if err := checkCall(ctx, key); err != nil {
 		return blob.Info{}, err
 	}
-	vals, err := s.client.HMGet(ctx, s.keys.object(key), "v", "s", "m").Result()
+	vals, err := call(ctx, func() ([]any, error) {
+		return s.client.HMGet(ctx, s.keys.object(key), "v", "s", "m").Result()
+	})
 	if err != nil {
 		return blob.Info{}, s.wrapErr(ctx, "stat", key, nil, err)
 	}
@@ -148,9 +152,11 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	}
 	mode, version := condArgs(c)
 	k := s.keys
-	res, err := putScript.Run(ctx, s.client,
-		[]string{k.idx, k.seq, k.writeMark(rand.Text()), k.object(key)},
-		key, data, mode, version, markTTL.Milliseconds()).Slice()
+	res, err := call(ctx, func() ([]any, error) {
+		return putScript.Run(ctx, s.client,
+			[]string{k.idx, k.seq, k.writeMark(rand.Text()), k.object(key)},
+			key, data, mode, version, markTTL.Milliseconds()).Slice()
+	})
 	if err != nil {
 		return blob.Info{}, s.wrapErr(ctx, "put", key, nil, err)
 	}
@@ -178,9 +184,11 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 	}
 	mode, version := condArgs(c)
 	k := s.keys
-	n, err := deleteScript.Run(ctx, s.client,
-		[]string{k.idx, k.writeMark(rand.Text()), k.object(key)},
-		key, mode, version, markTTL.Milliseconds()).Int()
+	n, err := call(ctx, func() (int, error) {
+		return deleteScript.Run(ctx, s.client,
+			[]string{k.idx, k.writeMark(rand.Text()), k.object(key)},
+			key, mode, version, markTTL.Milliseconds()).Int()
+	})
 	switch {
 	case err != nil:
 		return s.wrapErr(ctx, "delete", key, nil, err)
@@ -236,7 +244,9 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 // listPage reads one page of the index from lo to hi. more reports whether
 // the page was full, so that another may follow after last.
 func (s *store) listPage(ctx context.Context, prefix, lo, hi string) (infos []blob.Info, last string, more bool, err error) {
-	res, err := listScript.Run(ctx, s.client, []string{s.keys.idx}, s.keys.obj, lo, hi, listPageSize).Slice()
+	res, err := call(ctx, func() ([]any, error) {
+		return listScript.Run(ctx, s.client, []string{s.keys.idx}, s.keys.obj, lo, hi, listPageSize).Slice()
+	})
 	if err != nil {
 		return nil, "", false, s.wrapErr(ctx, "list", prefix, nil, err)
 	}
@@ -273,9 +283,11 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("redis: rename %q: %w: cannot move it into itself (%q)", src, blob.ErrInvalidKey, dst)
 	}
 	k := s.keys
-	n, err := renameScript.Run(ctx, s.client,
-		[]string{k.idx, k.seq, k.writeMark(rand.Text())},
-		k.obj, src, dst, markTTL.Milliseconds()).Int()
+	n, err := call(ctx, func() (int, error) {
+		return renameScript.Run(ctx, s.client,
+			[]string{k.idx, k.seq, k.writeMark(rand.Text())},
+			k.obj, src, dst, markTTL.Milliseconds()).Int()
+	})
 	switch {
 	case err != nil:
 		return s.wrapErr(ctx, "rename", src, nil, err)
@@ -293,9 +305,11 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 		return err
 	}
 	k := s.keys
-	n, err := deleteTreeScript.Run(ctx, s.client,
-		[]string{k.idx, k.writeMark(rand.Text())},
-		k.obj, dir, markTTL.Milliseconds()).Int()
+	n, err := call(ctx, func() (int, error) {
+		return deleteTreeScript.Run(ctx, s.client,
+			[]string{k.idx, k.writeMark(rand.Text())},
+			k.obj, dir, markTTL.Milliseconds()).Int()
+	})
 	switch {
 	case err != nil:
 		return s.wrapErr(ctx, "delete tree", dir+"/", nil, err)
@@ -303,6 +317,39 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 		return s.wrapErr(ctx, "delete tree", dir+"/", blob.ErrNotExist, nil)
 	}
 	return nil
+}
+
+// call runs f, which sends its commands with ctx, and returns its result,
+// or ctx.Err() as soon as ctx is done, whichever comes first. go-redis
+// itself notices a cancellation only before a command is sent (and a
+// deadline only with ContextTimeoutEnabled), so a stalled server would
+// otherwise hold a cancelled call until the client's read timeout. An
+// abandoned f finishes in the background, bounded by that timeout, and its
+// connection goes back to the pool; a write it carried may or may not
+// happen.
+func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f()
+	}
+	var v T
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v, err = f()
+	}()
+	select {
+	case <-done:
+		return v, err
+	case <-ctx.Done():
+		select {
+		case <-done: // finished meanwhile: its result is the truth
+			return v, err
+		default:
+			var zero T
+			return zero, ctx.Err()
+		}
+	}
 }
 
 func checkCall(ctx context.Context, key string) error {

@@ -583,3 +583,48 @@ func TestRedisCancelInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisVanishedObject deletes an object's hash behind the store's back,
+// as a server that evicts keys would, leaving its index entry: List skips
+// it, and Rename moves the rest of the tree instead of failing halfway.
+func TestRedisVanishedObject(t *testing.T) {
+	client := redisClient(t)
+	p := uniquePrefix()
+	s, err := redis.Open(t.Context(), client, &redis.Options{Prefix: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropRedisPrefix(t, client, p) })
+	for _, k := range []string{"dir/a", "dir/b", "dir/c"} {
+		if _, err := s.Put(t.Context(), k, []byte(k), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := client.Del(t.Context(), "cm:{"+p+"}:o:dir/b").Err(); err != nil {
+		t.Fatal(err)
+	}
+	wantRedisKeys(t, s, "dir/a", "dir/c")
+	if err := blob.Rename(t.Context(), s, "dir", "moved"); err != nil {
+		t.Fatalf("Rename over a vanished object: %v", err)
+	}
+	wantRedisKeys(t, s, "moved/a", "moved/c")
+	if n, err := client.ZCard(t.Context(), "cm:{"+p+"}:idx").Result(); err != nil || n != 2 {
+		t.Fatalf("index holds %d entries, %v; want 2 (the vanished one dropped)", n, err)
+	}
+}
+
+// wantRedisKeys checks that s lists exactly want.
+func wantRedisKeys(t *testing.T, s blob.Store, want ...string) {
+	t.Helper()
+	infos, err := blob.ListAll(t.Context(), s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, info := range infos {
+		got = append(got, info.Key)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("List = %q, want %q", got, want)
+	}
+}

@@ -72,8 +72,10 @@
 // listing of more than 1,000 keys is not: a tree renamed while it is being
 // listed can then be seen at neither or both places.
 //
-// A call whose context is done returns an error wrapping ctx.Err(). A write
-// cancelled while its script was in flight may or may not have happened.
+// A call returns as soon as its context is done, with an error wrapping
+// ctx.Err(), whether or not the client was created with
+// ContextTimeoutEnabled. A write cancelled while its script was in flight
+// may or may not have happened.
 //
 // # Redis Cluster
 //
@@ -94,5 +96,8 @@
 // # Requirements
 //
 // Redis 5.0 or later (the scripts call TIME, which needs script effects
-// replication, the default since 5.0); tested against Redis 7.0.
+// replication, the default since 5.0); tested against Redis 7.0, one server
+// and a cluster. The server must not evict keys (maxmemory-policy
+// noeviction, the default): an evicted key is a lost memory, and an evicted
+// index would hide the store's files from List.
 package redis

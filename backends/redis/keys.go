@@ -31,16 +31,15 @@ const DefaultPrefix = "cloudmem"
 // '}', every key of one store hashes to the same slot, which makes the
 // multi-key Lua scripts legal on a cluster.
 type keys struct {
-	prefix string // validated
-	obj    string // "cm:{PREFIX}:o:", the object names' common start
-	idx    string
-	seq    string
-	write  string // "cm:{PREFIX}:w:"
+	obj   string // "cm:{PREFIX}:o:", the object names' common start
+	idx   string
+	seq   string
+	write string // "cm:{PREFIX}:w:"
 }
 
 func newKeys(prefix string) keys {
 	base := "cm:{" + prefix + "}:"
-	return keys{prefix: prefix, obj: base + "o:", idx: base + "idx", seq: base + "seq", write: base + "w:"}
+	return keys{obj: base + "o:", idx: base + "idx", seq: base + "seq", write: base + "w:"}
 }
 
 func (k keys) object(key string) string { return k.obj + key }

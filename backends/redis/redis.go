@@ -44,9 +44,10 @@ type Options struct {
 // the store's Lua scripts into the server, so an unreachable server or a
 // wrong password is reported here. A nil opts means the zero Options.
 //
-// The store is safe for concurrent use. It needs Redis 5.0 or later.
-// Context cancellation interrupts a command in flight only when client
-// was created with ContextTimeoutEnabled (the URL opener sets it).
+// The store is safe for concurrent use. It needs Redis 5.0 or later. Its
+// calls return as soon as their context is done; with ContextTimeoutEnabled
+// set on client (the URL opener sets it), go-redis also applies a context's
+// deadline to the connection, so that an abandoned command stops early too.
 func Open(ctx context.Context, client goredis.UniversalClient, opts *Options) (blob.Store, error) {
 	return open(ctx, client, opts, false, "")
 }

@@ -59,7 +59,9 @@ return 1
 `)
 
 // renameScript moves the object src, or else every object under src/, to
-// the same place under dst, giving each a new version and mtime.
+// the same place under dst, giving each a new version and mtime. An index
+// entry whose object is gone (only a server that evicts keys loses one) is
+// dropped rather than failing the script halfway.
 //
 //	KEYS: idx, seq, mark
 //	ARGV: object name prefix, src, dst, mark TTL in ms
@@ -82,10 +84,12 @@ local t = redis.call('TIME')
 local m = string.format('%s%06d', t[1], t[2])
 for _, from in ipairs(moves) do
   local to = dst .. string.sub(from, string.len(src) + 1)
-  redis.call('RENAME', obj .. from, obj .. to)
-  redis.call('HSET', obj .. to, 'v', redis.call('INCR', KEYS[2]), 'm', m)
   redis.call('ZREM', KEYS[1], from)
-  redis.call('ZADD', KEYS[1], 0, to)
+  if redis.call('EXISTS', obj .. from) == 1 then
+    redis.call('RENAME', obj .. from, obj .. to)
+    redis.call('HSET', obj .. to, 'v', redis.call('INCR', KEYS[2]), 'm', m)
+    redis.call('ZADD', KEYS[1], 0, to)
+  end
 end
 redis.call('SET', KEYS[3], #moves, 'PX', ARGV[4])
 return #moves

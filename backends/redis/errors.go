@@ -7,33 +7,26 @@ import (
 	"strings"
 )
 
-// wrapErr turns the error of one operation into the error the store returns.
-// It is the one place where failures are mapped:
+// wrapErr turns the failure of one operation on key into the error the
+// store returns. It is the one place where failures are mapped. Exactly one
+// of sentinel and err is non-nil:
 //
-//   - a done ctx wins: the result wraps ctx.Err() (and the client's error, if
-//     any), so errors.Is(err, context.Canceled) holds after a cancellation;
-//   - anything else, go-redis errors included, is wrapped as it is, so that
-//     errors.As reaches the go-redis error.
+//   - sentinel is the blob sentinel a script reported (blob.ErrNotExist,
+//     blob.ErrPrecondition, possibly wrapped with detail);
+//   - err is the client's error, wrapped as it is so that errors.As reaches
+//     the go-redis error; when ctx is done the result also wraps ctx.Err(),
+//     so errors.Is(err, context.Canceled) holds after a cancellation.
 //
-// sentinel, when non-nil, is the blob sentinel the result must also wrap
-// (blob.ErrNotExist, blob.ErrPrecondition). secret, when non-empty, is
-// removed from the message: no error carries the password.
+// The store's password, if it knows it, is removed from the message.
 func (s *store) wrapErr(ctx context.Context, op, key string, sentinel, err error) error {
-	if err == nil && sentinel == nil {
-		return nil
-	}
-	if cerr := ctx.Err(); cerr != nil && sentinel == nil {
-		if err == nil || errors.Is(err, cerr) {
-			return fmt.Errorf("redis: %s %q: %w", op, key, cerr)
-		}
-		err = fmt.Errorf("%w (%w)", cerr, err)
-	}
 	var out error
-	switch {
-	case sentinel != nil && err != nil:
-		out = fmt.Errorf("redis: %s %q: %w: %w", op, key, sentinel, err)
+	switch cerr := ctx.Err(); {
 	case sentinel != nil:
 		out = fmt.Errorf("redis: %s %q: %w", op, key, sentinel)
+	case cerr != nil && errors.Is(err, cerr):
+		out = fmt.Errorf("redis: %s %q: %w", op, key, err)
+	case cerr != nil:
+		out = fmt.Errorf("redis: %s %q: %w (%w)", op, key, cerr, err)
 	default:
 		out = fmt.Errorf("redis: %s %q: %w", op, key, err)
 	}

@@ -70,7 +70,8 @@ func open(ctx context.Context, client goredis.UniversalClient, opts *Options, ow
 		return nil, s.wrapErr(ctx, "open", prefix, nil, err)
 	}
 	for _, sc := range scripts {
-		if _, err := call(ctx, sc.Load(ctx, client).Result); err != nil {
+		load := func() (string, error) { return sc.Load(ctx, client).Result() }
+		if _, err := call(ctx, load); err != nil {
 			return nil, s.wrapErr(ctx, "open", prefix, nil, err)
 		}
 	}
@@ -153,10 +154,13 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	}
 	mode, version := condArgs(c)
 	k := s.keys
+	// A copy: call may return (on cancellation) while the command is still
+	// being sent, and the caller may then reuse data.
+	body := string(data)
 	res, err := call(ctx, func() ([]any, error) {
 		return putScript.Run(ctx, s.client,
 			[]string{k.idx, k.seq, k.writeMark(rand.Text()), k.object(key)},
-			key, data, mode, version, markTTL.Milliseconds()).Slice()
+			key, body, mode, version, markTTL.Milliseconds()).Slice()
 	})
 	if err != nil {
 		return blob.Info{}, s.wrapErr(ctx, "put", key, nil, err)

@@ -80,6 +80,7 @@ var commands = []command{
 	{"keygen", "write a new age identity file and print its recipient", runKeygen},
 	{"rekey", "re-encrypt every object of a store to new age recipients", runRekey},
 	{"version", "print the version of cloudmem", runVersion},
+	{"chat", "chat with Claude, which keeps its memory in the store", runChat},
 }
 
 func main() {

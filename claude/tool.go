@@ -109,6 +109,11 @@ func (t *Tool) InputSchema() anthropic.BetaToolInputSchemaParam {
 // without its leading "Error: ", because the runner sends "Error: " followed by
 // the error's text, with is_error true: the model reads the handler's text
 // exactly, prefixed once. Execute never fails otherwise.
+//
+// The runner passes the input re-encoded from the value it decoded, not the
+// bytes the API sent: a number such as 2.0 arrives as 2 (and so passes as an
+// integer), and an integer past 2^53 loses precision. ToolResults passes the
+// input exactly as sent.
 func (t *Tool) Execute(ctx context.Context, input json.RawMessage) ([]anthropic.BetaToolResultBlockParamContentUnion, error) {
 	r := execute(ctx, t.h, input)
 	if r.IsError {

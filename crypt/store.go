@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"strings"
 	"sync/atomic"
@@ -28,7 +29,7 @@ import (
 // Get, Stat, Put and Delete refuse it with blob.ErrInvalidKey and List never
 // yields it.
 //
-// The returned store forwards TreeDeleter and ReadOnlyReporter to inner. It
+// The returned store forwards TreeDeleter, ReadOnlyReporter and io.Closer to inner. It
 // deliberately does not forward Renamer: an atomic rename in inner would move
 // ciphertext bound to the old key, which then fails its check at the new
 // key, so Rename returns errors.ErrUnsupported and blob.Rename falls back to
@@ -60,6 +61,7 @@ var (
 	_ blob.Renamer          = (*store)(nil)
 	_ blob.TreeDeleter      = (*store)(nil)
 	_ blob.ReadOnlyReporter = (*store)(nil)
+	_ io.Closer             = (*store)(nil)
 )
 
 // macKey returns the store's frame MAC key, loading it on first use. When
@@ -215,3 +217,6 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 
 // ReadOnly reports whether inner refuses writes.
 func (s *store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }
+
+// Close closes inner (see blob.Close).
+func (s *store) Close() error { return blob.Close(s.inner) }

@@ -78,9 +78,11 @@ type Backend struct {
 
 	// NativePrefix, when true, leaves the prefix parameter in the URL for
 	// the backend to apply itself (for example, Redis puts it inside a
-	// cluster hash tag). The store it returns must then behave exactly as
-	// blob.Prefix(store, prefix) would: key k lives at prefix+"/"+k and
-	// nothing outside the prefix is reachable. Open has checked the value
+	// cluster hash tag). The store it returns must then see only the keys
+	// of its prefix, and stores opened with different prefixes must be
+	// disjoint; whether a prefix also sees longer prefixes nested under it
+	// is the backend's to document (blob.Prefix: yes; Redis: no, each
+	// prefix is its own namespace). Open has checked the value
 	// (it appears once, and is a valid key once surrounding '/' are
 	// removed) and left it in the URL in that cleaned form. When false (the
 	// zero value), Open removes prefix and wraps the store with blob.Prefix.

@@ -1,0 +1,294 @@
+package azure
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	azblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// metaWriteID is the metadata name (header x-ms-meta-cloudmemwrite) holding
+// the random id of the Put that wrote the blob. Azure metadata names must
+// be C# identifiers, hence no separator.
+const metaWriteID = "cloudmemwrite"
+
+// pageSize is how many names one List Blobs request asks for.
+const pageSize = 1000
+
+// store implements blob.Store over one container.
+type store struct {
+	client *container.Client
+	dir    string // the escaped prefix with a trailing '/', or ""
+}
+
+// blobName checks ctx and key and returns the key's blob name.
+func (s *store) blobName(ctx context.Context, key string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := blob.CheckKey(key); err != nil {
+		return "", err
+	}
+	name := s.dir + escape(key)
+	if n := nameLen(name); n > maxNameLen {
+		return "", fmt.Errorf("%w: the blob name would be %d characters with the store prefix, over Azure's %d", blob.ErrInvalidKey, n, maxNameLen)
+	}
+	return name, nil
+}
+
+func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	name, err := s.blobName(ctx, key)
+	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	resp, err := s.client.NewBlobClient(name).DownloadStream(ctx, nil)
+	if err != nil {
+		return nil, blob.Info{}, mapErr(key, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, blob.Info{}, fmt.Errorf("azure: %q: reading: %w", key, err)
+	}
+	return data, newInfo(key, int64(len(data)), resp.ETag, resp.LastModified), nil
+}
+
+func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
+	name, err := s.blobName(ctx, key)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	info, _, err := s.properties(ctx, key, name)
+	return info, err
+}
+
+// properties returns the Info and the write id of blob name (store key key).
+func (s *store) properties(ctx context.Context, key, name string) (blob.Info, string, error) {
+	resp, err := s.client.NewBlobClient(name).GetProperties(ctx, nil)
+	if err != nil {
+		return blob.Info{}, "", mapErr(key, err)
+	}
+	var size int64
+	if resp.ContentLength != nil {
+		size = *resp.ContentLength
+	}
+	return newInfo(key, size, resp.ETag, resp.LastModified), metaValue(resp.Metadata, metaWriteID), nil
+}
+
+// Put uploads data as one block blob, tagged with a fresh write id.
+func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	name, err := s.blobName(ctx, key)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return blob.Info{}, err
+	}
+	if c.IfVersion != "" && !validVersion(c.IfVersion) {
+		return blob.Info{}, fmt.Errorf("azure: %q: %w: %q is not a version of this store", key, blob.ErrPrecondition, c.IfVersion)
+	}
+	id, err := newWriteID()
+	if err != nil {
+		return blob.Info{}, err
+	}
+	opts := &blockblob.UploadOptions{
+		Metadata:    map[string]*string{metaWriteID: &id},
+		HTTPHeaders: &azblob.HTTPHeaders{BlobContentType: ptr(contentType(data))},
+	}
+	if cond := accessConditions(c); cond != nil {
+		opts.AccessConditions = &azblob.AccessConditions{ModifiedAccessConditions: cond}
+	}
+	body := streaming.NopCloser(bytes.NewReader(data))
+	resp, err := s.client.NewBlockBlobClient(name).Upload(ctx, body, opts)
+	if err == nil {
+		return newInfo(key, int64(len(data)), resp.ETag, resp.LastModified), nil
+	}
+	failed := bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet) ||
+		c.IfVersion != "" && bloberror.HasCode(err, bloberror.BlobNotFound)
+	if opts.AccessConditions == nil || !failed {
+		return blob.Info{}, mapErr(key, err)
+	}
+	// The condition failed, or so the service says: an SDK retry of a
+	// request whose first attempt landed fails its condition against our
+	// own write. The write id tells ours from a rival's.
+	if info, owner, perr := s.properties(ctx, key, name); perr == nil && owner == id {
+		return info, nil
+	}
+	return blob.Info{}, preconditionErr(key, err)
+}
+
+// Delete sends one conditional Delete Blob, except for IfAbsent, which can
+// only fail and is answered from the blob's properties.
+func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
+	name, err := s.blobName(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.IfAbsent:
+		if _, _, err := s.properties(ctx, key, name); err != nil {
+			return err
+		}
+		return fmt.Errorf("azure: %q: %w: the key exists", key, blob.ErrPrecondition)
+	case c.IfVersion != "" && !validVersion(c.IfVersion):
+		return fmt.Errorf("azure: %q: %w: %q is not a version of this store", key, blob.ErrPrecondition, c.IfVersion)
+	}
+	var opts *azblob.DeleteOptions
+	if cond := accessConditions(c); cond != nil {
+		opts = &azblob.DeleteOptions{AccessConditions: &azblob.AccessConditions{ModifiedAccessConditions: cond}}
+	}
+	if _, err := s.client.NewBlobClient(name).Delete(ctx, opts); err != nil {
+		return mapErr(key, err)
+	}
+	return nil
+}
+
+func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		if err := blob.CheckPrefix(prefix); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		var order byteOrder
+		for info, err := range s.serverOrder(ctx, prefix) {
+			if err != nil {
+				yield(blob.Info{}, err)
+				return
+			}
+			for _, ready := range order.push(info) {
+				if !yield(ready, nil) {
+					return
+				}
+			}
+		}
+		for _, ready := range order.flush() {
+			if !yield(ready, nil) {
+				return
+			}
+		}
+	}
+}
+
+// serverOrder yields the Info of every valid key under prefix, in the
+// order the service lists their blobs, a page at a time. It stops after
+// yielding an error.
+func (s *store) serverOrder(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		opts := &container.ListBlobsFlatOptions{MaxResults: ptr(int32(pageSize))}
+		if p := s.dir + escape(prefix); p != "" {
+			opts.Prefix = &p
+		}
+		pager := s.client.NewListBlobsFlatPager(opts)
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				yield(blob.Info{}, mapErr(prefix, err))
+				return
+			}
+			for _, item := range page.Segment.BlobItems {
+				if item.Name == nil || item.Properties == nil {
+					continue
+				}
+				rest, ok := strings.CutPrefix(*item.Name, s.dir)
+				if !ok {
+					continue
+				}
+				key, ok := unescape(rest)
+				if !ok || blob.CheckKey(key) != nil {
+					continue // not a name this store writes
+				}
+				var size int64
+				if item.Properties.ContentLength != nil {
+					size = *item.Properties.ContentLength
+				}
+				if !yield(newInfo(key, size, item.Properties.ETag, item.Properties.LastModified), nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// accessConditions returns the HTTP conditions that enforce c, or nil for
+// the zero Cond.
+func accessConditions(c blob.Cond) *azblob.ModifiedAccessConditions {
+	switch {
+	case c.IfAbsent:
+		return &azblob.ModifiedAccessConditions{IfNoneMatch: ptr(azcore.ETagAny)}
+	case c.IfVersion != "":
+		return &azblob.ModifiedAccessConditions{IfMatch: ptr(azcore.ETag(`"` + c.IfVersion + `"`))}
+	}
+	return nil
+}
+
+// validVersion reports whether v can be a version of this store: an ETag
+// without its quotes. Anything else (in particular "*", the wildcard) would
+// change the meaning of If-Match or make a malformed header.
+func validVersion(v string) bool {
+	return v != "" && v != "*" && !strings.ContainsAny(v, "\"\r\n")
+}
+
+// newInfo builds an Info from a blob's attributes. The version is the ETag
+// without the quotes that HTTP headers have and listings do not.
+func newInfo(key string, size int64, etag *azcore.ETag, modified *time.Time) blob.Info {
+	info := blob.Info{Key: key, Size: size}
+	if etag != nil {
+		info.Version = strings.Trim(string(*etag), `"`)
+	}
+	if modified != nil {
+		info.Modified = *modified
+	}
+	return info
+}
+
+// metaValue looks name up in blob metadata, whose names the SDK returns in
+// whatever case the HTTP headers had.
+func metaValue(meta map[string]*string, name string) string {
+	for k, v := range meta {
+		if strings.EqualFold(k, name) && v != nil {
+			return *v
+		}
+	}
+	return ""
+}
+
+// contentType is the Content-Type stored with data.
+func contentType(data []byte) string {
+	if utf8.Valid(data) {
+		return "text/plain; charset=utf-8"
+	}
+	return "application/octet-stream"
+}
+
+// newWriteID returns a random 128-bit write id in hex.
+func newWriteID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("azure: write id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -10,6 +10,7 @@
 package all
 
 import (
+	_ "github.com/cloudmem/cloudmem/backends/azure" // azblob://
 	_ "github.com/cloudmem/cloudmem/backends/file"  // file:///dir and plain paths
 	_ "github.com/cloudmem/cloudmem/backends/gcs"   // gs://
 	_ "github.com/cloudmem/cloudmem/backends/mem"   // mem://

@@ -26,9 +26,10 @@
 // finds them (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE with
 // the shared config and credentials files, SSO, web identity and IRSA, ECS
 // and EC2 instance roles). A URL with a user name or password is refused.
-// The store needs s3:ListBucket on the bucket (limited to the prefix if you
-// like) and s3:GetObject, s3:PutObject and s3:DeleteObject on the objects
-// under the prefix.
+// The store needs s3:ListBucket on the bucket and s3:GetObject,
+// s3:PutObject and s3:DeleteObject on the objects under the prefix. Without
+// s3:ListBucket, AWS answers a request for a missing object with 403 Access
+// Denied instead of 404, which the store cannot tell from a real denial.
 //
 // # Versions
 //

@@ -110,14 +110,13 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 		return blob.Info{Key: key, Size: int64(len(data)), Version: joinVersion(aws.ToString(out.ETag), id)}, nil
 	}
 	conditional := in.IfNoneMatch != nil || in.IfMatch != nil
-	if sentinel := classify(err); !conditional || sentinel == nil && !isConflict(err) {
+	if !conditional || classify(err) == nil && !isConflict(err) {
 		return blob.Info{}, mapErr(key, err)
 	}
-	// (For IfVersion, S3 answers 404 when the key is missing: that too is
-	// a failed precondition.)
-	// The condition failed, or S3 says so: an SDK retry of a request
-	// whose first attempt landed fails its condition against our own
-	// write. The write id tells ours from a rival's.
+	// The condition failed: 412, a 404 for IfVersion on a missing key, or
+	// a second 409. If the SDK retried a request whose first attempt
+	// landed, it failed against our own write; the write id tells ours
+	// from a rival's.
 	if info, herr := s.head(ctx, key, k); herr == nil && writeIDOf(info.Version) == id {
 		return info, nil
 	}

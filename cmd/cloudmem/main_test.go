@@ -76,6 +76,7 @@ Commands:
   keygen write a new age identity file and print its recipient
   rekey  re-encrypt every object of a store to new age recipients
   version print the version of cloudmem
+  chat   chat with Claude, which keeps its memory in the store
 
 Flags:
   -store URL

@@ -137,7 +137,10 @@ type Store interface {
 	// string prefix: "a/" lists the tree under a, "a" also yields "a",
 	// "ab" and "a/b"), recursively, in byte order of the keys. An empty prefix
 	// lists the whole store. The empty prefix and prefixes ending in '/' are
-	// valid; otherwise the prefix must be a valid key. On failure it yields
+	// valid; otherwise the prefix must be a valid key. A listed Version
+	// works as an IfVersion condition, but may be spelled differently from
+	// the one Get and Stat report (S3 listings carry no metadata, so they
+	// report the bare ETag). On failure it yields
 	// one non-nil error and stops. The listing reflects a recent state of the
 	// store; keys written or deleted while it runs may or may not appear.
 	List(ctx context.Context, prefix string) iter.Seq2[Info, error]

@@ -17,6 +17,7 @@ var listTests = []test{
 	{"ListOrder", testListOrder},
 	{"ListPrefix", testListPrefix},
 	{"ListInfo", testListInfo},
+	{"ListVersionMatchesStat", testListVersionMatchesStat},
 	{"ListInvalidPrefix", testListInvalidPrefix},
 	{"ListMany", testListMany},
 	{"ListBreak", testListBreak},
@@ -55,7 +56,8 @@ func testListPrefix(t *testing.T, s blob.Store) {
 	wantKeys(t, s, "a/c/d/")
 }
 
-// testListInfo checks the Info of each listed object against Stat.
+// testListInfo checks the sizes a listing reports, and that a listed
+// version works as an IfVersion condition (a stale one does not).
 func testListInfo(t *testing.T, s blob.Store) {
 	data := map[string]string{"x": "", "y/z": "twelve bytes", "y/zz": "binary\x00\xff"}
 	for k, v := range data {
@@ -66,13 +68,34 @@ func testListInfo(t *testing.T, s blob.Store) {
 		t.Fatalf("List yielded %d objects, want %d", len(infos), len(data))
 	}
 	for _, info := range infos {
+		if info.Size != int64(len(data[info.Key])) || info.Version == "" {
+			t.Errorf("List Info of %q = {Size:%d Version:%q}, want {Size:%d Version:<non-empty>}",
+				info.Key, info.Size, info.Version, len(data[info.Key]))
+		}
+	}
+	listed := infos[0]
+	if _, err := s.Put(t.Context(), listed.Key, []byte("new"), blob.Cond{IfVersion: listed.Version}); err != nil {
+		t.Fatalf("Put(%q, IfVersion: the listed version) = %v, want success", listed.Key, err)
+	}
+	if _, err := s.Put(t.Context(), listed.Key, []byte("newer"), blob.Cond{IfVersion: listed.Version}); !errors.Is(err, blob.ErrPrecondition) {
+		t.Fatalf("Put(%q, IfVersion: the listed version, now stale) = %v, want ErrPrecondition", listed.Key, err)
+	}
+}
+
+// testListVersionMatchesStat checks that a listing reports the same version
+// spelling as Stat. Stores whose listings cannot carry the full version
+// (S3: no user metadata in ListObjectsV2) skip this one.
+func testListVersionMatchesStat(t *testing.T, s blob.Store) {
+	for _, k := range []string{"x", "y/z"} {
+		put(t, s, k, []byte(k))
+	}
+	for _, info := range listInfos(t, s, "") {
 		st, err := s.Stat(t.Context(), info.Key)
 		if err != nil {
 			t.Fatalf("Stat(%q) of a listed key: %v", info.Key, err)
 		}
-		if info.Size != int64(len(data[info.Key])) || info.Version != st.Version {
-			t.Errorf("List Info of %q = {Size:%d Version:%q}, want {Size:%d Version:%q} (from Stat)",
-				info.Key, info.Size, info.Version, len(data[info.Key]), st.Version)
+		if info.Version != st.Version {
+			t.Errorf("List version of %q = %q, Stat's = %q; want equal", info.Key, info.Version, st.Version)
 		}
 	}
 }

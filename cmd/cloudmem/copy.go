@@ -73,7 +73,7 @@ func runCopy(c *cli, args []string) int {
 	showCopy(true, stats)
 	p.end()
 	if err != nil {
-		return c.fail("copy", fmt.Errorf("%w (%d files were copied; run copy again to finish)", err, stats.copied))
+		return c.fail("copy", fmt.Errorf("%w (%s copied; run copy again to finish)", err, plural(stats.copied, "file")))
 	}
 	if len(problems) > 0 {
 		return c.reportProblems("copy", problems,

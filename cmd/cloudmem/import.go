@@ -73,8 +73,11 @@ func runImport(c *cli, args []string) int {
 	if err != nil {
 		return c.fail("import", err)
 	}
-	problems = append(problems, checkNames(files)...)
-	if len(problems) > 0 {
+	more, err := checkNames(files)
+	if err != nil {
+		return c.fail("import", err)
+	}
+	if problems = append(problems, more...); len(problems) > 0 {
 		return c.reportProblems("import", problems, "nothing was imported")
 	}
 
@@ -102,8 +105,8 @@ func runImport(c *cli, args []string) int {
 		return nil
 	})
 	if err != nil {
-		return c.fail("import", fmt.Errorf("%w (%d of %d files were written; run import again to finish)",
-			err, written.Load(), len(plan.writes)))
+		return c.fail("import", fmt.Errorf("%w (%d of %s written; run import again to finish)",
+			err, written.Load(), plural(len(plan.writes), "file")))
 	}
 	fmt.Fprintf(c.stdout, "imported %s (%d new, %d replaced, %d already there)\n",
 		plural(len(plan.writes)+plan.unchanged, "file"), len(plan.writes)-plan.replaced, plan.replaced, plan.unchanged)
@@ -193,9 +196,12 @@ func readDir(dir string) (files []inputFile, problems []string, err error) {
 // name (no leading '/', no empty or "." segment) that the memory handler
 // accepts as the path /memories/NAME and maps to the key NAME; it must
 // appear once; and no file may lie beneath another file.
-func checkNames(files []inputFile) []string {
+func checkNames(files []inputFile) ([]string, error) {
 	var problems []string
-	keys := newKeyChecker()
+	keys, err := newKeyChecker()
+	if err != nil {
+		return nil, err
+	}
 	isDir := map[string]bool{} // every valid name seen: is it a directory?
 	for _, f := range files {
 		if msg := keys.check(f.name); msg != "" {
@@ -223,7 +229,7 @@ func checkNames(files []inputFile) []string {
 			}
 		}
 	}
-	return problems
+	return problems, nil
 }
 
 // ancestors yields the directories above key, nearest first: "a/b" and
@@ -246,14 +252,14 @@ type keyChecker struct {
 	h     *memory.Handler
 }
 
-func newKeyChecker() *keyChecker {
+func newKeyChecker() (*keyChecker, error) {
 	p := &getProbe{Store: mem.New(nil)}
 	// An empty in-memory store never fails, so nothing is logged.
 	h, err := memory.New(p, memory.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		panic(err) // memory.New fails only for a nil store or negative limits
+		return nil, err
 	}
-	return &keyChecker{probe: p, h: h}
+	return &keyChecker{probe: p, h: h}, nil
 }
 
 // check returns "" when name is a plain relative name that the handler

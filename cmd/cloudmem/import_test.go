@@ -141,3 +141,11 @@ func TestImportBadTar(t *testing.T) {
 	runCases(t, "mem://", []cliCase{{args: []string{"import", "-"}, stdin: "not a tar stream, but long enough to fill a header block? " + string(make([]byte, 600)),
 		code: 1, stderr: "cloudmem import: reading the tar stream: archive/tar: invalid tar header\n"}})
 }
+
+// TestImportWriteFails checks the report of an import whose writes fail
+// after the checks passed.
+func TestImportWriteFails(t *testing.T) {
+	stream := makeTar(t, tarEntry{name: "a.md", typeflag: tar.TypeReg, content: "a"})
+	runCases(t, "mem://?readonly=true", []cliCase{{args: []string{"import", "-"}, stdin: stream, code: 1,
+		stderr: "cloudmem import: writing a.md: blob: store is read-only (0 of 1 file written; run import again to finish)\n"}})
+}

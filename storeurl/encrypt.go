@@ -3,26 +3,134 @@ package storeurl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
+	"os"
+	"strings"
 
+	"filippo.io/age"
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/crypt"
+)
+
+// The encryption parameters (see "Shared parameters" in the package
+// documentation).
+const (
+	paramEncrypt      = "encrypt"
+	paramIdentityFile = "age_identity_file"
+	paramRecipients   = "age_recipients"
 )
 
 // encryptParams are the shared query parameters that configure encryption.
 // Open removes them from the URL before the backend sees it, and calls
 // encrypt when at least one of them is present.
-var encryptParams = []string{"encrypt", "age_identity_file", "age_recipients"}
+var encryptParams = []string{paramEncrypt, paramIdentityFile, paramRecipients}
 
 // encrypt is the crypt hook: Open calls it, when the URL holds any of
 // encryptParams, with s (the backend's store, already scoped by prefix) and
 // params (the encryption parameters present, each given exactly once). It
-// validates params and returns s wrapped so that every object is encrypted;
-// Open then applies readonly on top. Its errors are returned by Open as they
-// are, so they start with "storeurl: ".
+// returns s wrapped with crypt.Wrap, configured as encryptConfig says; Open
+// then applies readonly on top. Its errors start with "storeurl: " and
+// contain no key material.
+func encrypt(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+	cfg, err := encryptConfig(params, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	es, err := crypt.Wrap(s, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("storeurl: encrypt=age: %w", err)
+	}
+	return es, nil
+}
+
+// encryptConfig turns the encryption parameters into a crypt.Config:
 //
-// This version is a placeholder until package crypt exists; the crypt
-// package's author replaces this file (and only this file) with one that
-// calls crypt.
-func encrypt(ctx context.Context, s blob.Store, params url.Values) (blob.Store, error) {
-	return nil, errors.New("storeurl: encrypt=age: the crypt package is not wired yet")
+//   - encrypt must be "age", and must be given whenever another encryption
+//     parameter is;
+//   - the identities come from the file age_identity_file names, else from
+//     the environment variable crypt.EnvIdentity (read with getenv), which
+//     holds an identity file's content; a URL never holds a private key;
+//   - the recipients are the comma-separated public keys of age_recipients,
+//     else the public keys of the identities themselves.
+func encryptConfig(params url.Values, getenv func(string) string) (crypt.Config, error) {
+	if !params.Has(paramEncrypt) {
+		for _, name := range encryptParams {
+			if params.Has(name) {
+				return crypt.Config{}, fmt.Errorf("storeurl: %s needs encrypt=age", name)
+			}
+		}
+	}
+	if params.Get(paramEncrypt) != "age" {
+		// The value is not repeated, in case a key was pasted there.
+		return crypt.Config{}, errors.New("storeurl: unknown encrypt value: the only encryption is encrypt=age")
+	}
+
+	var (
+		ids []age.Identity
+		err error
+	)
+	switch path := params.Get(paramIdentityFile); {
+	case params.Has(paramIdentityFile) && path == "":
+		return crypt.Config{}, fmt.Errorf("storeurl: %s is empty", paramIdentityFile)
+	case path != "":
+		ids, err = crypt.LoadIdentities(path)
+	case strings.TrimSpace(getenv(crypt.EnvIdentity)) != "":
+		ids, err = crypt.ParseIdentities(getenv(crypt.EnvIdentity))
+		if err != nil {
+			err = fmt.Errorf("%w (in $%s)", err, crypt.EnvIdentity)
+		}
+	default:
+		return crypt.Config{}, fmt.Errorf("storeurl: encrypt=age needs an identity: %s=PATH, or the identity file's content in $%s",
+			paramIdentityFile, crypt.EnvIdentity)
+	}
+	if err != nil {
+		return crypt.Config{}, fmt.Errorf("storeurl: encrypt=age: %w", err)
+	}
+
+	var recipients []age.Recipient
+	if params.Has(paramRecipients) {
+		keys := strings.Split(params.Get(paramRecipients), ",")
+		for i, k := range keys {
+			if strings.TrimSpace(k) == "" {
+				return crypt.Config{}, fmt.Errorf("storeurl: %s: recipient %d is empty", paramRecipients, i+1)
+			}
+		}
+		if recipients, err = crypt.ParseRecipients(keys...); err != nil {
+			return crypt.Config{}, fmt.Errorf("storeurl: %s: %w", paramRecipients, err)
+		}
+	} else if recipients, err = ownRecipients(ids); err != nil {
+		return crypt.Config{}, err
+	}
+	return crypt.Config{Recipients: recipients, Identities: ids}, nil
+}
+
+// ownRecipients returns the public key of each identity (once, should an
+// identity file list a key twice), for a store that encrypts to the keys it
+// reads with.
+func ownRecipients(ids []age.Identity) ([]age.Recipient, error) {
+	out := make([]age.Recipient, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		var r interface {
+			age.Recipient
+			String() string
+		}
+		switch id := id.(type) {
+		case *age.X25519Identity:
+			r = id.Recipient()
+		case *age.HybridIdentity:
+			r = id.Recipient()
+		default: // crypt's parsers make no other kind
+			return nil, fmt.Errorf("storeurl: encrypt=age: identity %d has no public key to encrypt to; set %s", i+1, paramRecipients)
+		}
+		if !seen[r.String()] {
+			seen[r.String()] = true
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("storeurl: encrypt=age: no identity to take recipients from")
+	}
+	return out, nil
 }

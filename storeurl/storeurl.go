@@ -25,8 +25,10 @@
 //
 //	prefix=DIR                 scope the store to the keys under DIR (blob.Prefix); DIR must be a valid key
 //	encrypt=age                encrypt every object with age (package crypt)
-//	age_identity_file=PATH     the age identity (private key) file, for encrypt=age
-//	age_recipients=age1..,...  comma-separated age recipients, for encrypt=age
+//	age_identity_file=PATH     the age identity (private key) file, for encrypt=age; without it,
+//	                           the identity file's content in $CLOUDMEM_AGE_IDENTITY
+//	age_recipients=age1..,...  comma-separated age recipients (public keys), for encrypt=age;
+//	                           without it, the identities' own
 //	readonly=true              refuse every write (blob.ReadOnly); true, false, 1 or 0
 //
 // Each may appear at most once. Any other parameter belongs to the backend,

@@ -5,6 +5,10 @@
 //
 //	mem://            a new, empty store each time it is opened
 //
+// Package storeurl registers mem:// itself, so that this package does not
+// import storeurl: the stores package crypt's tests build on must not
+// depend on storeurl, which depends on crypt.
+//
 // # Guarantees
 //
 // Every method, Rename and DeleteTree included, is atomic under one lock:
@@ -26,7 +30,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// Scheme is the URL scheme this package registers with storeurl.
+// Scheme is the URL scheme under which storeurl opens this store.
 const Scheme = "mem"
 
 // Options configures a Store. The zero value is ready to use.

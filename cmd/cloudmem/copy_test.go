@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -297,5 +299,47 @@ func TestProgressLine(t *testing.T) {
 	c := &cli{stderr: &b}
 	if p := c.progress(); p.w != nil {
 		t.Error("a progress line on a strings.Builder, which is no terminal")
+	}
+}
+
+// TestEncryptedStore runs the commands over a directory store opened with
+// encrypt=age and a key from keygen: the memory commands see plaintext, the
+// directory holds ciphertext, and copy moves a store in and out of
+// encryption with every SHA-256 equal, leaving the key object behind.
+func TestEncryptedStore(t *testing.T) {
+	keys, dir := t.TempDir(), t.TempDir()
+	key, _ := newKey(t, keys, "id.txt")
+	enc := "file://" + dir + "?encrypt=age&age_identity_file=" + key
+	const secret = "launch at dawn\n"
+	runCases(t, enc, []cliCase{
+		{args: []string{"put", "/memories/plan.md"}, stdin: secret, stdout: "File created successfully at: /memories/plan.md\n"},
+		{args: []string{"cat", "/memories/plan.md"}, stdout: secret},
+		{args: []string{"ls"}, stdout: "15B\t/memories\n15B\t/memories/plan.md\n"},
+	})
+	raw, err := os.ReadFile(filepath.Join(dir, "plan.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), secret) || !strings.HasPrefix(string(raw), "cloudmem-age/v1") {
+		t.Errorf("the directory holds plaintext, or no ciphertext: %q", raw[:min(len(raw), 40)])
+	}
+
+	files := manyFiles(200)
+	src := seed(t, storeName(t)+"-src", files)
+	backName := storeName(t) + "-back"
+	for _, tc := range []cliCase{
+		{args: []string{"copy", src, enc},
+			stdout: "copied 200 files, skipped 0 that DST already held\nverified 200 files: every SHA-256 is equal (DST also holds 1 file that SRC does not)\n"},
+		{args: []string{"copy", enc, "shared://" + backName},
+			stdout: "copied 201 files, skipped 0 that DST already held\nverified 201 files: every SHA-256 is equal\n"},
+	} {
+		code, stdout, stderr := cloudmem(tc.args, "", nil)
+		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+			t.Errorf("cloudmem %q = %d\nstdout:\n%s\nstderr:\n%s\nwant %d\nstdout:\n%s", tc.args, code, stdout, stderr, tc.code, tc.stdout)
+		}
+	}
+	want := maps(files, map[string]string{"plan.md": secret})
+	if got := contents(t, backName); !equalMaps(got, want) {
+		t.Errorf("the copy out of the encrypted store holds %d files, want %d, the same", len(got), len(want))
 	}
 }

@@ -4,6 +4,8 @@ go 1.26.0
 
 require gopkg.in/yaml.v3 v3.0.1
 
+require golang.org/x/image v0.47.0
+
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.24.0
 	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.15.0

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// TestQuick runs the whole benchmark in -quick mode over the two stores
+// that need no server, and checks the report: every command measured on
+// both, the exact calls of each, and well-formed CSV and PNG files.
+func TestQuick(t *testing.T) {
+	rep, err := run(t.Context(), config{backends: []string{"mem", "file"}, quick: true, args: "go test"}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.problems(); len(p) > 0 {
+		t.Fatalf("problems:\n%s", strings.Join(p, "\n"))
+	}
+	dir := t.TempDir()
+	if err := rep.write(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The ratio table has a number for every command on both stores.
+	for _, cmd := range commands {
+		var row string
+		for line := range strings.SplitSeq(string(md), "\n") {
+			if strings.HasPrefix(line, "| "+cmd+" | ") {
+				row = line
+				break
+			}
+		}
+		cells := strings.Split(strings.Trim(row, "| "), " | ")
+		if len(cells) != 3 || strings.TrimRight(cells[1], " ✗") == "" || strings.TrimRight(cells[2], " ✗") == "" {
+			t.Errorf("ratio row of %q = %q, want a ratio for mem and for file", cmd, row)
+		}
+	}
+
+	// Both stores rename atomically, so every command makes exactly the
+	// calls of the call table, and the report says so.
+	wantCalls := `| command | mem | file |
+| --- | --- | --- |
+| view file | Get 1 | Get 1 |
+| view dir (200 files) | Get 1 + List 1 | Get 1 + List 1 |
+| create | List 1 + Put 1 | List 1 + Put 1 |
+| str_replace | Get 1 + Put 1 | Get 1 + Put 1 |
+| insert | Get 1 + Put 1 | Get 1 + Put 1 |
+| delete | Delete 1 | Delete 1 |
+| rename file | Rename 1 | Rename 1 |
+| rename dir (50 files) | Rename 1 | Rename 1 |
+`
+	if !strings.Contains(string(md), wantCalls) {
+		t.Errorf("the storage calls table is not\n%s\nreport:\n%s", wantCalls, md)
+	}
+
+	f, err := os.Open(filepath.Join(dir, "benchmarks.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A header, 8 commands and 2 contention levels on each store, and
+	// 3 operations at 2 sizes on each store.
+	if want := 1 + 2*8 + 2*2 + 2*3*2; len(rows) != want {
+		t.Errorf("the CSV has %d rows, want %d", len(rows), want)
+	}
+
+	data, err := os.ReadFile(filepath.Join(dir, "benchmarks.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := img.Bounds().Size().X, len(scaleOps)*panelW; got != want {
+		t.Errorf("the plot is %d pixels wide, want %d", got, want)
+	}
+}
+
+// plainStore hides the optional capabilities of the store it wraps, as the
+// S3, GCS and Azure stores lack them.
+type plainStore struct{ blob.Store }
+
+// TestFallbackCalls measures the commands on a store without Renamer and
+// on an encrypted store (which refuses Rename), and checks that handler and
+// floor make exactly the calls the table gives.
+func TestFallbackCalls(t *testing.T) {
+	b := budget{minIters: 2, maxIters: 2}
+	for _, name := range []string{"plain", "age+plain"} {
+		t.Run(name, func(t *testing.T) {
+			tg := &target{name: name, store: plainStore{mem.New(nil)}}
+			if name == "age+plain" {
+				var err error
+				if tg, err = encrypted(t.Context(), name, tg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			results, err := runCommands(t.Context(), tg, b, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				if r.err != nil {
+					t.Errorf("%s: %v", r.command, r.err)
+					continue
+				}
+				if r.handler.calls != r.table {
+					t.Errorf("%s: the handler made %s, the table gives %s", r.command, fmtCounts(r.handler.calls), fmtCounts(r.table))
+				}
+				floor := r.table
+				if r.refused {
+					floor.Rename = 0 // the floor does not try what the store refuses
+				}
+				if r.floor.calls != floor {
+					t.Errorf("%s: the floor made %s, want %s", r.command, fmtCounts(r.floor.calls), fmtCounts(floor))
+				}
+			}
+		})
+	}
+}
+
+// lossyStore ignores write conditions and dawdles between reading and
+// writing, so that concurrent read-modify-writes overwrite each other.
+type lossyStore struct{ blob.Store }
+
+func (s lossyStore) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	data, info, err := s.Store.Get(ctx, key)
+	time.Sleep(time.Millisecond)
+	return data, info, err
+}
+
+func (s lossyStore) Put(ctx context.Context, key string, data []byte, _ blob.Cond) (blob.Info, error) {
+	return s.Store.Put(ctx, key, data, blob.Cond{})
+}
+
+// TestContentionFindsLostEdits checks that the contention test notices
+// edits a store lost, and that the run then fails.
+func TestContentionFindsLostEdits(t *testing.T) {
+	tg := &target{name: "lossy", store: lossyStore{mem.New(nil)}}
+	r := contend(t.Context(), tg, 4, 4, time.Minute)
+	if r.lost == 0 {
+		t.Fatalf("no edit lost on a store that ignores conditions: %+v", r)
+	}
+	rep := &report{contention: []contentionResult{r}}
+	if len(rep.problems()) == 0 {
+		t.Error("a run that lost edits has no problems")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	seq := func(n int) []time.Duration {
+		out := make([]time.Duration, n)
+		for i := range out {
+			out[i] = time.Duration(i + 1)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		n, p int
+		want time.Duration
+	}{
+		{100, 50, 50}, {100, 99, 99}, {200, 99, 198}, {3, 50, 2}, {3, 99, 3}, {1, 50, 1}, {1, 99, 1},
+	} {
+		if got := percentile(seq(tc.n), tc.p); got != tc.want {
+			t.Errorf("p%d of 1..%d = %d, want %d", tc.p, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestFormats(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "–"}, {850, "850 ns"}, {4_861, "4.86 µs"}, {94_800, "94.8 µs"}, {419_000, "419 µs"},
+		{1_440_000, "1.44 ms"}, {2_500_000_000, "2.50 s"},
+	} {
+		if got := fmtDur(tc.d); got != tc.want {
+			t.Errorf("fmtDur(%d) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+	for e, want := range map[float64]string{-9: "1 ns", -6: "1 us", -4: "100 us", -2: "10 ms", 0: "1 s", 2: "100 s", 3: "1e3 s"} {
+		if got := decade(e); got != want {
+			t.Errorf("decade(%v) = %q, want %q", e, got, want)
+		}
+	}
+	for n, want := range map[int]string{100: "100", 1000: "1,000", 10000: "10,000", 1234567: "1,234,567"} {
+		if got := withCommas(n); got != want {
+			t.Errorf("withCommas(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got, want := fmtCounts(blob.Counts{Get: 51, Stat: 1, List: 2, Put: 50, Delete: 50}), "Get 51 + Stat 1 + List 2 + Put 50 + Delete 50"; got != want {
+		t.Errorf("fmtCounts = %q, want %q", got, want)
+	}
+}

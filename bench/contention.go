@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// contentionResult is one level of the contention test: writers handlers
+// inserting lines into one file at the same time.
+type contentionResult struct {
+	backend   string
+	writers   int
+	edits     int           // inserts reported done
+	elapsed   time.Duration // from the first insert to the last answer
+	conflicts int64         // Puts refused because another writer got there first
+	gaveUp    int           // inserts answered "changed by another writer" (then sent again)
+	lost      int           // lines reported inserted that are not in the file
+	dup       int           // lines present more than once
+	err       error
+}
+
+func (r *contentionResult) editsPerS() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.edits) / r.elapsed.Seconds()
+}
+
+func (r *contentionResult) retriesPerEdit() float64 {
+	if r.edits == 0 {
+		return 0
+	}
+	return float64(r.conflicts) / float64(r.edits)
+}
+
+// conflictCounter counts the Puts that fail their condition.
+type conflictCounter struct {
+	blob.Store
+	n atomic.Int64
+}
+
+func (c *conflictCounter) Put(ctx context.Context, key string, data []byte, cond blob.Cond) (blob.Info, error) {
+	info, err := c.Store.Put(ctx, key, data, cond)
+	if errors.Is(err, blob.ErrPrecondition) {
+		c.n.Add(1)
+	}
+	return info, err
+}
+
+// conflictText is in the answer of a command that lost every race.
+const conflictText = "was changed by another writer at the same time; no change was made"
+
+// runContention runs each level: writers goroutines, each with its own
+// handler over t's store, insert at the top of one file until edits lines
+// in total (rounded up to a multiple of writers) went in. An insert that
+// lost every race is sent again, as the model is told to. Then the file
+// must hold every line reported inserted exactly once.
+func runContention(ctx context.Context, t *target, levels []int, edits int, timeout time.Duration) []contentionResult {
+	var out []contentionResult
+	for _, writers := range levels {
+		r := contend(ctx, t, writers, (edits+writers-1)/writers, timeout)
+		out = append(out, r)
+	}
+	return out
+}
+
+func contend(ctx context.Context, t *target, writers, perWriter int, timeout time.Duration) contentionResult {
+	r := contentionResult{backend: t.name, writers: writers}
+	key := fmt.Sprintf("contention/w%d.md", writers)
+	path := "/memories/" + key
+	if _, err := t.store.Put(ctx, key, []byte(text2K), blob.Cond{}); err != nil {
+		r.err = err
+		return r
+	}
+	cs := &conflictCounter{Store: t.store}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		done   []string
+		gaveUp int
+		errs   []error
+	)
+	start := time.Now()
+	for w := range writers {
+		h, err := memory.New(cs, memory.Options{Logger: quiet})
+		if err != nil {
+			r.err = err
+			return r
+		}
+		wg.Go(func() {
+			for e := range perWriter {
+				line := fmt.Sprintf("w%02d-e%04d", w, e)
+				in := input("command", "insert", "path", path, "insert_line", 0, "insert_text", line)
+				for {
+					res := h.Execute(ctx, in)
+					if !res.IsError {
+						break
+					}
+					if !strings.Contains(res.Text, conflictText) || ctx.Err() != nil {
+						mu.Lock()
+						errs = append(errs, fmt.Errorf("writer %d: %s", w, res.Text))
+						mu.Unlock()
+						return
+					}
+					mu.Lock()
+					gaveUp++
+					mu.Unlock()
+				}
+				mu.Lock()
+				done = append(done, line)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	r.elapsed = time.Since(start)
+	r.edits, r.gaveUp, r.conflicts = len(done), gaveUp, cs.n.Load()
+	if err := errors.Join(errs...); err != nil {
+		r.err = err
+	}
+
+	// Check with a fresh context: the writers' may have expired.
+	data, _, err := t.store.Get(context.WithoutCancel(ctx), key)
+	if err != nil {
+		r.err = errors.Join(r.err, err)
+		return r
+	}
+	seen := map[string]int{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		seen[line]++
+	}
+	for _, line := range done {
+		switch seen[line] {
+		case 0:
+			r.lost++
+		case 1:
+		default:
+			r.dup++
+		}
+	}
+	if want := strings.Count(text2K, "\n") + len(done); strings.Count(string(data), "\n") != want && r.err == nil {
+		r.err = fmt.Errorf("the file has %d lines, want %d", strings.Count(string(data), "\n"), want)
+	}
+	return r
+}

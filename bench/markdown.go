@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// markdown writes the report as the Markdown page docs/benchmarks.md holds.
+func (r *report) markdown(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("# Benchmarks\n\n")
+	p("Written by `bash bench/run.sh` (which starts the storage servers and runs `go run ./bench -out docs`);\n")
+	p("do not edit by hand. The same numbers are in `benchmarks.csv`; `benchmarks.png` plots the scale test.\n\n")
+	if r.cfg.quick {
+		p("**This is a -quick run: a few iterations on small stores, to check the benchmark. Its numbers mean nothing.**\n\n")
+	}
+
+	p("## The run\n\n| | |\n| --- | --- |\n")
+	p("| date | %s, %s |\n", r.started.UTC().Format("2006-01-02 15:04 MST"), fmtElapsed(r.finished.Sub(r.started)))
+	p("| machine | %s |\n", r.machine)
+	p("| Go | %s |\n", r.machine.goVer)
+	p("| load average (1, 5, 15 min) | %s at the start, %s at the end", r.loadStart, r.loadEnd)
+	if r.machine.cpus > 0 {
+		p(" (%d CPUs: a load above %d means runnable threads waited for a CPU)", r.machine.cpus, r.machine.cpus)
+	}
+	p(" |\n")
+	if r.cfg.servers != "" {
+		p("| servers | %s |\n", r.cfg.servers)
+	}
+	p("| command | `%s` |\n\n", r.cfg.args)
+	r.method(w)
+
+	backends := r.backends()
+	r.ratioTable(w, backends)
+	r.misses(w)
+	r.callTable(w, backends)
+	r.details(w, backends)
+	r.contentionTable(w)
+	r.scaleTables(w)
+
+	if probs := r.problems(); len(probs) > 0 {
+		p("## Problems\n\nThe run failed:\n\n")
+		for _, s := range probs {
+			p("- %s\n", oneLine(s))
+		}
+		p("\n")
+	}
+}
+
+// method explains what is measured.
+func (r *report) method(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	pl := r.plan
+	p("## What is measured\n\n")
+	p("Each command runs through `memory.Handler.Execute` (JSON input in, result text out) on a store that\n")
+	p("holds a directory of %d files, two 50-file directories, and a few single files: about 310 files of the\n", viewDirFiles)
+	p("same realistic 2,040-byte memory file (40 lines). `view file` views one of them; `view dir` views the\n")
+	p("200-file directory; `create` creates a new 2 KB file (and an untimed delete removes it again);\n")
+	p("`str_replace` replaces a unique line with itself; `insert` adds a line after line 20 (an untimed write\n")
+	p("restores the file); `delete` deletes a file (an untimed write recreates it first); the renames move a\n")
+	p("file, and a directory of %d files, back and forth within their parent directory.\n\n", renameDirFiles)
+	p("**The floor** of a command is the storage calls that the call table (README, \"Guarantees and storage\n")
+	p("calls\", and package `memory`'s documentation) gives for it, issued directly on the same `blob.Store`, with\n")
+	p("nothing of the handler:\n")
+	p("no JSON, no path checks, no formatting. For example, `view file` is one `Get`; `str_replace` is one `Get`\n")
+	p("and one `Put(IfVersion)`; `create` is one `List` of the whole store (the file limit) and one `Put(IfAbsent)`;\n")
+	p("a rename is one `Rename` on stores that rename atomically (mem, file, Redis) and otherwise the calls of\n")
+	p("`blob.Rename`'s fallback (`Get`, `List`, `Put(IfAbsent)`, `Delete(IfVersion)` per file, plus one `Stat`\n")
+	p("and one more `List` for a directory). **ratio** = cloudmem p50 / floor p50, the target is %.2f.\n\n", targetRatio)
+	p("**The SDK floor** (`view file` and `str_replace` only) goes below the Store: the same requests with the\n")
+	p("backend's own client on an object of its own: S3 `GetObject`, and `GetObject` + `PutObject` with `If-Match`;\n")
+	p("GCS a read, and a read + an upload with `ifGenerationMatch`; Azure `DownloadStream`, and it + `Upload`\n")
+	p("with `If-Match`; Redis `HMGET`, and `HMGET` + a 3-line compare-and-swap script; file `os.ReadFile`, and\n")
+	p("it + a durable atomic replace (temporary file, fsync, rename, fsync of the directory) *without* the\n")
+	p("store's lock and version check, which no file system call can provide. For the age stores the SDK floor\n")
+	p("is the unencrypted one, so `cloudmem/SDK` includes the cost of encryption.\n\n")
+	p("**Timing.** The handler, the floor and the SDK floor run interleaved (each iteration runs every variant\n")
+	p("once, starting with a different one), so that changes in the machine's load affect them alike; untimed\n")
+	p("work (setup, cleanup) is outside the clock. Each command runs at least %d times and for at least %s on\n",
+		pl.local.minIters, pl.local.wall)
+	p("in-process stores (mem, file, age+file; at most %d), and at least %d times and %s on stores behind a\n",
+		pl.local.maxIters, pl.remote.minIters, pl.remote.wall)
+	p("server (at most %d), after %d and %d untimed warm-up runs. p50 and p99 are nearest-rank percentiles of\n",
+		pl.remote.maxIters, pl.local.warmup, pl.remote.warmup)
+	p("every run's latency; ops/s is runs per second of timed work (one client, one command at a time).\n")
+	p("**calls** are the `blob.Store` calls the handler made (counted by `blob.NewCounter`), checked against\n")
+	p("the call table (a command with more fails the run); **requests** are the HTTP requests (S3, GCS, Azure)\n")
+	p("or Redis commands its client sent. The encrypted stores implement `blob.Renamer` but refuse it, and the\n")
+	p("counter counts that refused `Rename` (which makes no storage call) before the fallback's calls.\n\n")
+}
+
+// ratioTable writes the headline table: ratio per command and backend.
+func (r *report) ratioTable(w *bytes.Buffer, backends []string) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("## cloudmem / floor\n\n")
+	p("Median latency through the handler over the floor's (✗: over %.2f; **!**: more calls than the table).\n\n", targetRatio)
+	p("| command |")
+	for _, b := range backends {
+		p(" %s |", b)
+	}
+	p("\n| --- |%s\n", strings.Repeat(" ---: |", len(backends)))
+	for _, cmd := range commands {
+		p("| %s |", cmd)
+		for _, b := range backends {
+			c := r.cmd(b, cmd)
+			switch {
+			case c == nil:
+				p(" |")
+			case c.err != nil:
+				p(" error |")
+			default:
+				mark := ""
+				if c.ratio() > targetRatio {
+					mark = " ✗"
+				}
+				if c.overTable() != "" {
+					mark += " **!**"
+				}
+				p(" %.2f%s |", c.ratio(), mark)
+			}
+		}
+		p("\n")
+	}
+	p("\n")
+	var sdk []string
+	for _, b := range backends {
+		for _, cmd := range []string{cmdViewFile, cmdStrReplace} {
+			if c := r.cmd(b, cmd); c != nil && c.sdk != nil && c.err == nil {
+				sdk = append(sdk, fmt.Sprintf("%s %s %.2f", b, cmd, ratio(c.handler.p50, c.sdk.p50)))
+			}
+		}
+	}
+	if len(sdk) > 0 {
+		p("Against the SDK floor (cloudmem p50 / SDK p50): %s.\n\n", strings.Join(sdk, "; "))
+	}
+}
+
+// misses explains each ratio over the target from the numbers: the
+// absolute difference, and whether the handler made more calls or
+// requests than the floor.
+func (r *report) misses(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	var lines []string
+	for _, c := range r.cmds {
+		if c.err != nil || c.ratio() <= targetRatio {
+			continue
+		}
+		diff := c.handler.p50 - c.floor.p50
+		why := fmt.Sprintf("- %s, %s: %.2f, cloudmem %s vs floor %s (+%s a command)",
+			c.backend, c.command, c.ratio(), fmtDur(c.handler.p50), fmtDur(c.floor.p50), fmtDur(diff))
+		hc, fc := c.handler.calls, c.floor.calls
+		switch {
+		case c.storageCalls(hc) > c.storageCalls(fc):
+			why += fmt.Sprintf("; the handler made %s, the floor %s", fmtCounts(hc), fmtCounts(fc))
+		case c.handler.requests > c.floor.requests && c.floor.requests >= 0:
+			why += fmt.Sprintf("; same storage calls, but %d requests against the floor's %d", c.handler.requests, c.floor.requests)
+		case c.floor.p50 < 100*time.Microsecond:
+			why += "; same storage calls, and a floor this fast makes the handler's fixed work" +
+				" (decoding the JSON, checking the path, formatting the answer) a large ratio"
+		default:
+			why += "; same storage calls and requests: the handler's own work, or noise"
+		}
+		lines = append(lines, why)
+	}
+	p("### Over the target\n\n")
+	if len(lines) == 0 {
+		p("None: every command is within %.2f of its floor.\n\n", targetRatio)
+		return
+	}
+	p("%s\n\n", strings.Join(lines, "\n"))
+}
+
+// callTable writes the calls and requests of each command.
+func (r *report) callTable(w *bytes.Buffer, backends []string) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("## Storage calls\n\n")
+	p("`blob.Store` calls the handler made per command (the most in any run), then in parentheses the requests\n")
+	p("its client sent (HTTP requests, or Redis commands). The floor made the same calls except where the table\n")
+	p("of misses above says otherwise.\n\n")
+	p("| command |")
+	for _, b := range backends {
+		p(" %s |", b)
+	}
+	p("\n| --- |%s\n", strings.Repeat(" --- |", len(backends)))
+	for _, cmd := range commands {
+		p("| %s |", cmd)
+		for _, b := range backends {
+			c := r.cmd(b, cmd)
+			if c == nil || c.err != nil {
+				p(" |")
+				continue
+			}
+			p(" %s", fmtCounts(c.handler.calls))
+			if c.handler.requests >= 0 {
+				p(" (%d)", c.handler.requests)
+			}
+			p(" |")
+		}
+		p("\n")
+	}
+	p("\n")
+}
+
+// details writes one table per backend with every number.
+func (r *report) details(w *bytes.Buffer, backends []string) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("## Per backend\n\n")
+	for _, b := range backends {
+		p("### %s\n\nLoad average when it started: %s.\n\n", b, r.loads[b])
+		p("| command | n | p50 | p99 | ops/s | floor p50 | floor p99 | floor ops/s | ratio | SDK p50 | cloudmem/SDK | requests (floor) |\n")
+		p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		for _, cmd := range commands {
+			c := r.cmd(b, cmd)
+			if c == nil {
+				continue
+			}
+			if c.err != nil {
+				p("| %s | error: %s |||||||||||\n", cmd, oneLine(c.err.Error()))
+				continue
+			}
+			h, f := c.handler, c.floor
+			p("| %s | %d | %s | %s | %.0f | %s | %s | %.0f | %.2f |", cmd, h.n, fmtDur(h.p50), fmtDur(h.p99), h.opsPerS,
+				fmtDur(f.p50), fmtDur(f.p99), f.opsPerS, c.ratio())
+			if c.sdk != nil {
+				p(" %s | %.2f |", fmtDur(c.sdk.p50), ratio(h.p50, c.sdk.p50))
+			} else {
+				p(" | |")
+			}
+			if h.requests >= 0 {
+				p(" %d (%d) |\n", h.requests, f.requests)
+			} else {
+				p(" |\n")
+			}
+		}
+		p("\n")
+	}
+}
+
+func (r *report) contentionTable(w *bytes.Buffer) {
+	if len(r.contention) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("## Contention\n\n")
+	p("N writers, each with its own handler over the same store, insert lines at the top of one file (%d inserts\n", r.plan.editsLocal)
+	p("in total on in-process stores, %d on servers). An insert that loses every race (the handler's %d retries)\n",
+		r.plan.editsRemote, memory.DefaultRetries)
+	p("answers \"changed by another writer\" and is sent again, as the model is told to (**gave up**).\n")
+	p("**retries/edit** counts the `Put`s refused because another writer got there first, per insert done.\n")
+	p("Afterwards every line reported inserted must be in the file exactly once (**lost** counts those missing\n")
+	p("or duplicated; any makes the run fail).\n\n")
+	p("| backend | writers | edits | edits/s | retries/edit | gave up | lost |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, c := range r.contention {
+		if c.err != nil {
+			p("| %s | %d | error: %s |||||\n", c.backend, c.writers, oneLine(c.err.Error()))
+			continue
+		}
+		p("| %s | %d | %d | %.0f | %.2f | %d | %d |\n", c.backend, c.writers, c.edits, c.editsPerS(), c.retriesPerEdit(), c.gaveUp, c.lost+c.dup)
+	}
+	p("\n")
+}
+
+func (r *report) scaleTables(w *bytes.Buffer) {
+	if len(r.scale) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	var sizes []int
+	var backends []string
+	for _, s := range r.scale {
+		if !slices.Contains(sizes, s.files) {
+			sizes = append(sizes, s.files)
+		}
+		if !slices.Contains(backends, s.backend) {
+			backends = append(backends, s.backend)
+		}
+	}
+	p("## Scale\n\n")
+	p("The store grows to %s files (two 50-file directories, the rest in ten directories). `view /memories`\n", joinInts(sizes))
+	p("lists the whole store and prints two levels of it; `rename dir` moves a 50-file directory; `create` lists\n")
+	p("the whole store, because the file limit counts every file (the limit is raised here so that create still\n")
+	p("succeeds), then writes. Each cell: cloudmem p50, then storage calls / requests (one `List` counts once\n")
+	p("however many pages it reads; the requests show the pages).\n\n")
+	p("![latency against store size](benchmarks.png)\n\n")
+	for _, op := range scaleOps {
+		p("### %s\n\n| backend |", op)
+		for _, n := range sizes {
+			p(" %d files |", n)
+		}
+		p(" ratio at %d |\n| --- |%s ---: |\n", sizes[len(sizes)-1], strings.Repeat(" ---: |", len(sizes)))
+		for _, b := range backends {
+			p("| %s |", b)
+			last := ""
+			for _, n := range sizes {
+				s := r.scaleAt(b, op, n)
+				switch {
+				case s == nil:
+					p(" |")
+				case s.err != nil:
+					p(" error |")
+				default:
+					p(" %s, %d", fmtDur(s.handler.p50), s.handler.calls.Total())
+					if s.handler.requests >= 0 {
+						p(" / %d", s.handler.requests)
+					}
+					p(" |")
+					last = fmt.Sprintf("%.2f", ratio(s.handler.p50, s.floor.p50))
+				}
+			}
+			p(" %s |\n", last)
+		}
+		p("\n")
+	}
+}
+
+func (r *report) scaleAt(backend, op string, files int) *scaleResult {
+	for i := range r.scale {
+		s := &r.scale[i]
+		if s.backend == backend && s.op == op && s.files == files {
+			return s
+		}
+	}
+	return nil
+}
+
+func fmtElapsed(d time.Duration) string {
+	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// oneLine makes text fit in a table cell.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(s, "|", "\\|")
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprintf("%d", x)
+	}
+	return strings.Join(s, ", ")
+}

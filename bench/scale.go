@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// The operations measured as the store grows.
+const (
+	scaleViewRoot  = "view /memories"
+	scaleRenameDir = "rename dir (50 files)"
+	scaleCreate    = "create"
+)
+
+var scaleOps = []string{scaleViewRoot, scaleRenameDir, scaleCreate}
+
+// scaleResult is one operation at one store size.
+type scaleResult struct {
+	backend, op    string
+	files          int // files in the store
+	handler, floor stats
+	table          blob.Counts
+	err            error
+}
+
+// scaleBench grows one target's store through the sizes. The store holds
+// two 50-file directories (the handler's and the floor's, each renamed back
+// and forth) and the rest of the files in ten directories.
+type scaleBench struct {
+	*cmdBench
+	files int     // files written so far outside the two directories
+	where [2]bool // whether the handler's (0) and the floor's (1) directory is at its -1 name
+}
+
+func runScale(ctx context.Context, t *target, sizes []int, bud budget, logf func(string, ...any)) ([]scaleResult, error) {
+	b, err := newCmdBench(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	// The file limit stays on, so create lists the whole store as it does
+	// by default; it is raised so that create still succeeds at 10,000.
+	if b.h, err = memory.New(b.hc, memory.Options{Logger: quiet, MaxFiles: 1 << 30}); err != nil {
+		return nil, err
+	}
+	sb := &scaleBench{cmdBench: b}
+	var keys []string
+	for _, who := range []string{"h", "f"} {
+		for i := range renameDirFiles {
+			keys = append(keys, fmt.Sprintf("move-%s-0/file-%02d.md", who, i))
+		}
+	}
+	if err := sb.put(ctx, keys); err != nil {
+		return nil, err
+	}
+	var out []scaleResult
+	for _, n := range sizes {
+		if err := sb.grow(ctx, n-2*renameDirFiles); err != nil {
+			return out, err
+		}
+		for _, op := range scaleOps {
+			r := scaleResult{backend: t.name, op: op, files: n, table: sb.table(op)}
+			st, err := measure(ctx, sb.variants(op), bud)
+			if err != nil {
+				r.err = err
+				logf("%s %s at %d files: %v", t.name, op, n, err)
+				if ctx.Err() != nil {
+					return append(out, r), ctx.Err()
+				}
+			} else {
+				r.handler, r.floor = st[0], st[1]
+				logf("%-9s %-22s %6d files: n=%-4d cloudmem p50 %-9s floor p50 %-9s calls %d requests %d",
+					t.name, op, n, r.handler.n, fmtDur(r.handler.p50), fmtDur(r.floor.p50), r.handler.calls.Total(), r.handler.requests)
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// put writes text2K under every key, 16 at a time.
+func (sb *scaleBench) put(ctx context.Context, keys []string) error {
+	data := []byte(text2K)
+	err := parallel(ctx, len(keys), func(ctx context.Context, i int) error {
+		_, err := sb.t.store.Put(ctx, keys[i], data, blob.Cond{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("populating the store: %w", err)
+	}
+	return nil
+}
+
+// grow adds files until n lie outside the two renamed directories.
+func (sb *scaleBench) grow(ctx context.Context, n int) error {
+	var keys []string
+	for i := sb.files; i < n; i++ {
+		keys = append(keys, fmt.Sprintf("t%d/note-%05d.md", i%10, i))
+	}
+	if err := sb.put(ctx, keys); err != nil {
+		return err
+	}
+	sb.files = max(sb.files, n)
+	return nil
+}
+
+// table is the call table's allowance for op.
+func (sb *scaleBench) table(op string) blob.Counts {
+	switch op {
+	case scaleViewRoot:
+		return blob.Counts{List: 1}
+	case scaleRenameDir:
+		return sb.cmdBench.table(cmdRenameDir)
+	}
+	return sb.cmdBench.table(cmdCreate)
+}
+
+// variants returns the handler's and the floor's variant of op.
+func (sb *scaleBench) variants(op string) []*variant {
+	var h, f *variant
+	switch op {
+	case scaleViewRoot:
+		in := input("command", "view", "path", "/memories")
+		h = &variant{run: func(ctx context.Context, _ int) error { return sb.exec(ctx, in) }}
+		f = &variant{run: func(ctx context.Context, _ int) error { return drain(sb.fc.List(ctx, "")) }}
+	case scaleRenameDir:
+		dir := func(who string, at bool) string {
+			if at {
+				return "move-" + who + "-1"
+			}
+			return "move-" + who + "-0"
+		}
+		h = &variant{run: func(ctx context.Context, _ int) error {
+			from, to := dir("h", sb.where[0]), dir("h", !sb.where[0])
+			err := sb.exec(ctx, input("command", "rename", "old_path", "/memories/"+from, "new_path", "/memories/"+to))
+			if err == nil {
+				sb.where[0] = !sb.where[0]
+			}
+			return err
+		}}
+		f = &variant{run: func(ctx context.Context, _ int) error {
+			err := sb.renameFloor(ctx, dir("f", sb.where[1]), dir("f", !sb.where[1]), true)
+			if err == nil {
+				sb.where[1] = !sb.where[1]
+			}
+			return err
+		}}
+	case scaleCreate:
+		var in []byte
+		h = &variant{
+			prepare: func(_ context.Context, i int) error {
+				in = input("command", "create", "path", fmt.Sprintf("/memories/new-h-%d.md", i), "file_text", text2K)
+				return nil
+			},
+			run: func(ctx context.Context, _ int) error { return sb.exec(ctx, in) },
+			cleanup: func(ctx context.Context, i int) error {
+				return sb.t.store.Delete(ctx, fmt.Sprintf("new-h-%d.md", i), blob.Cond{})
+			},
+		}
+		var key string
+		f = &variant{
+			prepare: func(_ context.Context, i int) error { key = fmt.Sprintf("new-f-%d.md", i); return nil },
+			run: func(ctx context.Context, _ int) error {
+				if err := drain(sb.fc.List(ctx, "")); err != nil {
+					return err
+				}
+				_, err := sb.fc.Put(ctx, key, []byte(text2K), blob.Cond{IfAbsent: true})
+				return err
+			},
+			cleanup: func(ctx context.Context, _ int) error { return sb.t.store.Delete(ctx, key, blob.Cond{}) },
+		}
+	default:
+		panic("unknown scale operation " + op)
+	}
+	h.name, f.name = "cloudmem", "floor"
+	h.counter, f.counter = sb.hc, sb.fc
+	h.requests, f.requests = sb.t.requests, sb.t.requests
+	return []*variant{h, f}
+}

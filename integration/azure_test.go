@@ -2,18 +2,13 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -23,10 +18,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/cloudmem/cloudmem/backends/azure"
-	"github.com/cloudmem/cloudmem/backends/file"
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/blob/blobtest"
-	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/memory/memorytest"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
@@ -55,10 +48,7 @@ func azureServer(t *testing.T) (conn, containerName string) {
 		missing(t, "Azurite", fmt.Sprintf("its BlobEndpoint %s does not answer: %v", endpoint, err))
 	}
 	c.Close()
-	if containerName = os.Getenv("CLOUDMEM_TEST_BUCKET"); containerName == "" {
-		missing(t, "Azurite", "CLOUDMEM_TEST_BUCKET is not set")
-	}
-	return conn, containerName
+	return conn, testBucket(t, "Azurite")
 }
 
 // connField returns the value of one NAME=VALUE field of a connection
@@ -91,12 +81,7 @@ func newAzureStore(t *testing.T) blob.Store {
 	dir := "agent/" + uniquePrefix()
 	s := openAzure(t, containerName, dir, &azure.Options{ConnectionString: conn})
 	root := openAzure(t, containerName, "", &azure.Options{ConnectionString: conn})
-	t.Cleanup(func() {
-		// t.Context() is done by now.
-		if err := blob.DeleteTree(context.Background(), root, dir); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
+	cleanUpTree(t, root, dir)
 	return s
 }
 
@@ -206,7 +191,7 @@ func TestAzureListOrder(t *testing.T) {
 	for _, k := range keys {
 		data[k] = []byte(k)
 	}
-	putAzure(t, s, data)
+	putAll(t, s, data)
 	want := slices.Clone(keys)
 	slices.Sort(want)
 	if utf16Order := sortedUTF16(keys); slices.Equal(utf16Order, want) {
@@ -229,28 +214,6 @@ func TestAzureListOrder(t *testing.T) {
 	}
 }
 
-// putAzure writes every key of data with 16 workers.
-func putAzure(t *testing.T, s blob.Store, data map[string][]byte) {
-	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, len(data))
-	sem := make(chan struct{}, 16)
-	for k, v := range data {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if _, err := s.Put(t.Context(), k, v, blob.Cond{}); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-}
-
 func sortedUTF16(keys []string) []string {
 	out := slices.Clone(keys)
 	slices.SortFunc(out, func(a, b string) int {
@@ -260,13 +223,19 @@ func sortedUTF16(keys []string) []string {
 }
 
 // TestAzurePutRetry proves that a conditional Put whose first attempt
-// landed is not reported as a conflict when the SDK retries it: the
-// transport lets the first PUT reach Azurite, then shows the SDK a 503
-// instead of the answer, so the SDK sends the PUT again and Azurite answers
-// 409 (If-None-Match) or 412 (If-Match).
+// landed is not reported as a conflict when the SDK retries it
+// (checkPutRetry): the transport lets the first PUT reach Azurite, then
+// shows the SDK a 503 instead of the answer, so the SDK sends the PUT again
+// and Azurite answers 409 (If-None-Match) or 412 (If-Match).
 func TestAzurePutRetry(t *testing.T) {
 	conn, containerName := azureServer(t)
-	rt := &azureLostAnswer{}
+	const body = `<?xml version="1.0" encoding="utf-8"?>` +
+		`<Error><Code>ServerBusy</Code><Message>the test transport dropped the answer</Message></Error>`
+	rt := &lostAnswer{
+		status: http.StatusServiceUnavailable,
+		header: http.Header{"Content-Type": {"application/xml"}, "X-Ms-Error-Code": {"ServerBusy"}},
+		body:   body,
+	}
 	client, err := container.NewClientFromConnectionString(conn, containerName, &container.ClientOptions{
 		ClientOptions: policy.ClientOptions{
 			Transport: rt,
@@ -278,99 +247,13 @@ func TestAzurePutRetry(t *testing.T) {
 	}
 	dir := "agent/" + uniquePrefix()
 	s := openAzure(t, "", dir, &azure.Options{Client: client})
-	t.Cleanup(func() {
-		if err := blob.DeleteTree(context.Background(), s, "k"); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
+	cleanUpTree(t, s, "k")
+	checkPutRetry(t, s, rt, "Azurite", putStatuses{
+		method:  http.MethodPut,
+		created: http.StatusCreated,
+		exists:  http.StatusConflict,
+		stale:   http.StatusPreconditionFailed,
 	})
-	ctx := t.Context()
-
-	check := func(what string, info blob.Info, err error, data string, wantStatuses ...int) {
-		t.Helper()
-		if got := rt.take(); !slices.Equal(got, wantStatuses) {
-			t.Fatalf("%s: Azurite answered the PUTs with %v, want %v", what, got, wantStatuses)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		got, st, err := s.Get(ctx, "k/a")
-		if err != nil || string(got) != data || st.Version != info.Version {
-			t.Fatalf("%s: Get = %q, version %q, %v; want %q, version %q (Put's)", what, got, st.Version, err, data, info.Version)
-		}
-	}
-
-	rt.arm()
-	first, err := s.Put(ctx, "k/a", []byte("one"), blob.Cond{IfAbsent: true})
-	check("Put(IfAbsent) retried after it landed", first, err, "one", http.StatusCreated, http.StatusConflict)
-
-	rt.arm()
-	info, err := s.Put(ctx, "k/a", []byte("two"), blob.Cond{IfVersion: first.Version})
-	check("Put(IfVersion) retried after it landed", info, err, "two", http.StatusCreated, http.StatusPreconditionFailed)
-
-	// A rival's write is still a conflict.
-	_, err = s.Put(ctx, "k/a", []byte("rival"), blob.Cond{IfAbsent: true})
-	if !errors.Is(err, blob.ErrPrecondition) {
-		t.Fatalf("Put(IfAbsent) of an existing key: error = %v, want ErrPrecondition", err)
-	}
-	_, err = s.Put(ctx, "k/a", []byte("rival"), blob.Cond{IfVersion: first.Version})
-	if !errors.Is(err, blob.ErrPrecondition) {
-		t.Fatalf("Put(IfVersion) with a stale version: error = %v, want ErrPrecondition", err)
-	}
-	check("rival writes", info, nil, "two", http.StatusConflict, http.StatusPreconditionFailed)
-}
-
-// azureLostAnswer is a policy.Transporter that, once armed, sends the next
-// PUT and replaces its successful answer with a 503, as if the connection
-// broke after the write landed. It records the status Azurite gave every
-// PUT.
-type azureLostAnswer struct {
-	mu       sync.Mutex
-	armed    bool
-	statuses []int
-}
-
-func (l *azureLostAnswer) arm() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.armed = true
-}
-
-// take returns the statuses recorded since the last take.
-func (l *azureLostAnswer) take() []int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	got := l.statuses
-	l.statuses = nil
-	return got
-}
-
-func (l *azureLostAnswer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPut {
-		return resp, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.statuses = append(l.statuses, resp.StatusCode)
-	if !l.armed || resp.StatusCode != http.StatusCreated {
-		return resp, nil
-	}
-	l.armed = false
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	const body = `<?xml version="1.0" encoding="utf-8"?>` +
-		`<Error><Code>ServerBusy</Code><Message>the test transport dropped the answer</Message></Error>`
-	return &http.Response{
-		Status:        "503 Service Unavailable",
-		StatusCode:    http.StatusServiceUnavailable,
-		Proto:         resp.Proto,
-		ProtoMajor:    resp.ProtoMajor,
-		ProtoMinor:    resp.ProtoMinor,
-		Header:        http.Header{"Content-Type": {"application/xml"}, "X-Ms-Error-Code": {"ServerBusy"}},
-		Body:          io.NopCloser(strings.NewReader(body)),
-		ContentLength: int64(len(body)),
-		Request:       req,
-	}, nil
 }
 
 // TestAzureURL opens the store through storeurl, as the CLI does, with the
@@ -380,21 +263,14 @@ func TestAzureURL(t *testing.T) {
 	t.Setenv(azure.ConnectionStringEnv, conn)
 	dir := "agent/" + uniquePrefix()
 	root := openAzure(t, containerName, "", nil)
-	t.Cleanup(func() {
-		if err := blob.DeleteTree(context.Background(), root, dir); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
+	cleanUpTree(t, root, dir)
 	ctx := t.Context()
 	account, endpoint := connField(conn, "AccountName"), connField(conn, "BlobEndpoint")
 	for i, raw := range []string{
 		"azblob://" + containerName + "/" + dir + "?prefix=sub",
 		"azblob://" + containerName + "/" + dir + "/sub?account=" + account + "&endpoint=" + url.QueryEscape(endpoint),
 	} {
-		s, err := storeurl.Open(ctx, raw)
-		if err != nil {
-			t.Fatalf("Open(%s): %v", raw, err)
-		}
+		s := openURL(t, raw)
 		text := fmt.Sprintf("hello %d", i)
 		if _, err := s.Put(ctx, "notes.md", []byte(text), blob.Cond{}); err != nil {
 			t.Fatal(err)
@@ -414,142 +290,19 @@ func TestAzureURL(t *testing.T) {
 	}
 }
 
-// azureSeed is what both stores hold before the command stream: enough
-// files in one directory that listing it takes two pages, and names whose
-// order or escaping differs on Azure.
-func azureSeed() map[string][]byte {
-	seed := map[string][]byte{
-		"projects/alpha/notes.md":     []byte("# Alpha\n\n- kickoff on Monday\n- owner: Dana\n"),
-		"projects/alpha/.draft":       []byte("hidden draft\n"),
-		"projects/beta/todo.txt":      []byte("one\ntwo\nthree\n"),
-		"projects/notes [draft].md":   []byte("bracketed\n"),
-		"emoji/\U0001F600 smile.md":   []byte("a character above U+FFFF\n"),
-		"emoji/\uFF01 fullwidth.md":   []byte("a character in U+E000..U+FFFF\n"),
-		"emoji/\U0001F600/nested.txt": []byte("under an emoji directory\n"),
-		"bin/blob.dat":                {0x00, 0xff, 0xfe, 'x', '\n'},
-	}
-	for i := range 1005 {
-		seed[fmt.Sprintf("log/%04d.md", i)] = fmt.Appendf(nil, "entry %d\n", i)
-	}
-	return seed
-}
-
-// azureCommands touches every command, its errors, hidden names, escaped
-// and reordered names, and a directory of two pages.
-var azureCommands = []string{
-	`{"command":"view","path":"/memories"}`,
-	`{"command":"view","path":"/memories/projects"}`,
-	`{"command":"view","path":"/memories/emoji"}`,
-	`{"command":"view","path":"/memories/projects/alpha/notes.md"}`,
-	`{"command":"view","path":"/memories/projects/notes [draft].md"}`,
-	`{"command":"view","path":"/memories/projects/beta/todo.txt","view_range":[2,3]}`,
-	`{"command":"view","path":"/memories/log/0999.md"}`,
-	`{"command":"view","path":"/memories/bin/blob.dat"}`,
-	`{"command":"view","path":"/memories/missing.md"}`,
-	`{"command":"create","path":"/memories/projects/alpha/notes.md","file_text":"clobber"}`,
-	`{"command":"create","path":"/memories/new/deep/file.md","file_text":"first line\nsecond line\n"}`,
-	`{"command":"create","path":"/memories/unicode/日本語 ファイル.md","file_text":"héllo wörld\n"}`,
-	`{"command":"create","path":"/memories/[brackets]/[[x]].md","file_text":"escaped twice\n"}`,
-	`{"command":"create","path":"/memories/projects/alpha/notes.md/child","file_text":"x"}`,
-	`{"command":"create","path":"/memories/projects","file_text":"x"}`,
-	`{"command":"create","path":"/memories/back\\slash.md","file_text":"x"}`,
-	`{"command":"create","path":"/memories/.cloudmem/key","file_text":"x"}`,
-	`{"command":"str_replace","path":"/memories/projects/alpha/notes.md","old_str":"Monday","new_str":"Tuesday"}`,
-	`{"command":"str_replace","path":"/memories/projects/alpha/notes.md","old_str":"absent","new_str":"x"}`,
-	`{"command":"str_replace","path":"/memories/projects/beta/todo.txt","old_str":"o","new_str":"0"}`,
-	`{"command":"insert","path":"/memories/projects/beta/todo.txt","insert_line":1,"insert_text":"one and a half"}`,
-	`{"command":"insert","path":"/memories/projects/beta/todo.txt","insert_line":99,"insert_text":"x"}`,
-	`{"command":"view","path":"/memories/projects/beta/todo.txt"}`,
-	`{"command":"rename","old_path":"/memories/projects/beta","new_path":"/memories/archive/beta"}`,
-	`{"command":"rename","old_path":"/memories/new/deep/file.md","new_path":"/memories/unicode/moved.md"}`,
-	`{"command":"rename","old_path":"/memories/unicode/moved.md","new_path":"/memories/projects/alpha/notes.md"}`,
-	`{"command":"rename","old_path":"/memories/emoji","new_path":"/memories/[brackets]/emoji"}`,
-	`{"command":"rename","old_path":"/memories/nothing","new_path":"/memories/else"}`,
-	`{"command":"view","path":"/memories"}`,
-	`{"command":"view","path":"/memories/[brackets]"}`,
-	`{"command":"view","path":"/memories/[brackets]/[[x]].md"}`,
-	`{"command":"delete","path":"/memories/log"}`,
-	`{"command":"delete","path":"/memories/archive/beta/todo.txt"}`,
-	`{"command":"delete","path":"/memories/archive"}`,
-	`{"command":"delete","path":"/memories"}`,
-	`{"command":"view","path":"/memories"}`,
-	`{"command":"frobnicate","path":"/memories"}`,
-	`not json`,
-}
-
-// TestAzureSameOutputAsFile runs one command stream through memory.Handler
-// over a local-directory store and over an Azure store opened from its URL
-// as the CLI opens it (azblob://CONTAINER/PREFIX, the connection string in
-// AZURE_STORAGE_CONNECTION_STRING), from the same seed, and requires
-// byte-identical results and final contents.
+// TestAzureSameOutputAsFile runs the session of session_test.go through
+// memory.Handler over a local-directory store and over an Azure store
+// opened from its URL as the CLI opens it (azblob://CONTAINER/PREFIX, the
+// connection string in AZURE_STORAGE_CONNECTION_STRING), and requires
+// byte-identical results and final contents. The session's names include
+// ones that Azurite lists in another order (above U+FFFF against
+// U+E000..U+FFFF) and ones the store escapes ('['), and a directory whose
+// listing takes two pages.
 func TestAzureSameOutputAsFile(t *testing.T) {
 	conn, containerName := azureServer(t)
 	t.Setenv(azure.ConnectionStringEnv, conn)
 	dir := "agent/" + uniquePrefix()
-	azureStore, err := storeurl.Open(t.Context(), "azblob://"+containerName+"/"+dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := openAzure(t, containerName, "", nil)
-	t.Cleanup(func() {
-		if err := blob.DeleteTree(context.Background(), root, dir); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	fileStore, err := file.Open(t.Context(), t.TempDir(), &file.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	fileResults, fileContents := runAzureSession(t, fileStore)
-	azureResults, azureContents := runAzureSession(t, azureStore)
-	for i := range azureCommands {
-		if fileResults[i] != azureResults[i] {
-			t.Errorf("command %d %s:\nfile store:  %s\nazure store: %s", i, azureCommands[i], fileResults[i], azureResults[i])
-		}
-	}
-	if !maps.Equal(fileContents, azureContents) {
-		t.Errorf("final contents differ:\nfile store:  %q\nazure store: %q", fileContents, azureContents)
-	}
-	// Guard against a stream that proves nothing: it has successes and
-	// errors, and reached the listings it was written for.
-	all := strings.Join(fileResults, "\n")
-	for _, want := range []string{`"IsError":true`, `"IsError":false`, "Tuesday", "one and a half", "/memories/log/1004.md",
-		"\U0001F600 smile.md", "[[x]].md", "escaped twice"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("the results do not contain %q:\n%s", want, all)
-		}
-	}
-}
-
-// runAzureSession seeds s, runs azureCommands through a Handler over it
-// and returns each result as a JSON line, and the store's final contents.
-func runAzureSession(t *testing.T, s blob.Store) (results []string, contents map[string]string) {
-	t.Helper()
-	ctx := t.Context()
-	putAzure(t, s, azureSeed())
-	h, err := memory.New(s, memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cmd := range azureCommands {
-		line, err := json.Marshal(h.Execute(ctx, []byte(cmd)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		results = append(results, string(line))
-	}
-	infos, err := blob.ListAll(ctx, s, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	contents = map[string]string{}
-	for _, info := range infos {
-		data, _, err := s.Get(ctx, info.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		contents[info.Key] = string(data)
-	}
-	return results, contents
+	azureStore := openURL(t, "azblob://"+containerName+"/"+dir)
+	cleanUpTree(t, openAzure(t, containerName, "", nil), dir)
+	sameOutputAsFile(t, "Azure", azureStore)
 }

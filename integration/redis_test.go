@@ -6,18 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/cloudmem/cloudmem/backends/file"
 	"github.com/cloudmem/cloudmem/backends/redis"
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/blob/blobtest"
-	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/memory/memorytest"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
@@ -232,77 +229,11 @@ func (r *racingReader) watchWhile(t *testing.T, ok func(map[string]int) bool, wr
 	return listings, watchErr
 }
 
-// redisSession is one agent's session: every command, successes and
-// errors, over nested directories, hidden files and unicode names. wantErrors
-// is how many of them fail.
-var redisSession = []string{
-	`{"command":"view","path":"/memories"}`,
-	`{"command":"create","path":"/memories/notes.md","file_text":"Prefers tea.\nLives in Lyon.\n"}`,
-	`{"command":"create","path":"/memories/projects/cloudmem/plan.md","file_text":"# Plan\n- redis\n- s3\n- gcs\n"}`,
-	`{"command":"create","path":"/memories/projects/cloudmem/.draft","file_text":"hidden"}`,
-	`{"command":"create","path":"/memories/projects/café/日本語.md","file_text":"unicode ✓\n"}`,
-	`{"command":"create","path":"/memories/node_modules/x.js","file_text":"skip me"}`,
-	`{"command":"create","path":"/memories/notes.md","file_text":"again"}`,
-	`{"command":"create","path":"/memories/notes.md/inner.md","file_text":"under a file"}`,
-	`{"command":"view","path":"/memories"}`,
-	`{"command":"view","path":"/memories/projects"}`,
-	`{"command":"view","path":"/memories/projects/cloudmem/plan.md","view_range":[2,3]}`,
-	`{"command":"view","path":"/memories/projects/cloudmem/plan.md","view_range":[9,10]}`,
-	`{"command":"str_replace","path":"/memories/projects/cloudmem/plan.md","old_str":"- s3","new_str":"- s3 (MinIO)"}`,
-	`{"command":"str_replace","path":"/memories/projects/cloudmem/plan.md","old_str":"- ","new_str":"* "}`,
-	`{"command":"str_replace","path":"/memories/projects/cloudmem/plan.md","old_str":"azure","new_str":"x"}`,
-	`{"command":"insert","path":"/memories/projects/cloudmem/plan.md","insert_line":1,"insert_text":"Owner: me"}`,
-	`{"command":"insert","path":"/memories/notes.md","insert_line":99,"insert_text":"late"}`,
-	`{"command":"view","path":"/memories/projects/cloudmem/plan.md"}`,
-	`{"command":"rename","old_path":"/memories/notes.md","new_path":"/memories/people/me.md"}`,
-	`{"command":"rename","old_path":"/memories/projects/cloudmem","new_path":"/memories/archive/cloudmem"}`,
-	`{"command":"rename","old_path":"/memories/projects","new_path":"/memories/archive"}`,
-	`{"command":"rename","old_path":"/memories/missing","new_path":"/memories/elsewhere"}`,
-	`{"command":"view","path":"/memories"}`,
-	`{"command":"delete","path":"/memories/archive"}`,
-	`{"command":"delete","path":"/memories/archive"}`,
-	`{"command":"delete","path":"/memories/people/me.md"}`,
-	`{"command":"view","path":"/memories/people/me.md"}`,
-	`{"command":"view","path":"/memories/../etc/passwd"}`,
-	`{"command":"view","path":"/memories"}`,
-}
-
-const redisSessionErrors = 11
-
-// TestRedisSameOutputAsFileStore runs one session through a memory.Handler
-// over the local-directory store and over Redis: every result must be
-// identical, byte for byte.
-func TestRedisSameOutputAsFileStore(t *testing.T) {
-	redisStore := newRedisStore(t, redisClient(t))
-	fileStore, err := file.Open(t.Context(), t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(s blob.Store) []memory.Result {
-		h, err := memory.New(s, memory.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []memory.Result
-		for _, cmd := range redisSession {
-			out = append(out, h.Execute(t.Context(), []byte(cmd)))
-		}
-		return out
-	}
-	want, got := run(fileStore), run(redisStore)
-	failures := 0
-	for i := range want {
-		if want[i].IsError {
-			failures++
-		}
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("command %d %s:\nredis: is_error=%v\n%s\nfile:  is_error=%v\n%s",
-				i, redisSession[i], got[i].IsError, got[i].Text, want[i].IsError, want[i].Text)
-		}
-	}
-	if failures != redisSessionErrors {
-		t.Errorf("%d commands failed on the file store, want %d: the session no longer tests what it says", failures, redisSessionErrors)
-	}
+// TestRedisSameOutputAsFile runs the session of session_test.go through
+// memory.Handler over the local-directory store and over Redis, and
+// requires byte-identical results and final contents.
+func TestRedisSameOutputAsFile(t *testing.T) {
+	sameOutputAsFile(t, "Redis", newRedisStore(t, redisClient(t)))
 }
 
 // TestRedisURL opens stores with storeurl, as a configuration string would:
@@ -314,24 +245,11 @@ func TestRedisURL(t *testing.T) {
 	db1 := goredis.NewClient(&goredis.Options{Addr: addr, DB: 1})
 	t.Cleanup(func() { db1.Close() })
 	p := uniquePrefix()
-	open := func(rawURL string) blob.Store {
-		t.Helper()
-		s, err := storeurl.Open(t.Context(), rawURL)
-		if err != nil {
-			t.Fatalf("storeurl.Open(%s): %v", rawURL, err)
-		}
-		t.Cleanup(func() {
-			if c, ok := s.(io.Closer); ok {
-				c.Close()
-			}
-		})
-		return s
-	}
 	stores := map[string]blob.Store{ // by the content each will hold
-		"a":        open("redis://" + addr + "/0?prefix=" + p),
-		"a:b":      open("redis://" + addr + "?prefix=" + p + ":b"),
-		"a/sub":    open("redis://" + addr + "/0?prefix=" + p + "/sub"),
-		"a in db1": open("redis://" + addr + "/1?prefix=" + p),
+		"a":        openURL(t, "redis://"+addr+"/0?prefix="+p),
+		"a:b":      openURL(t, "redis://"+addr+"?prefix="+p+":b"),
+		"a/sub":    openURL(t, "redis://"+addr+"/0?prefix="+p+"/sub"),
+		"a in db1": openURL(t, "redis://"+addr+"/1?prefix="+p),
 	}
 	for _, q := range []string{p, p + ":b", p + "/sub"} {
 		t.Cleanup(func() { dropRedisPrefix(t, client, q) })
@@ -353,7 +271,7 @@ func TestRedisURL(t *testing.T) {
 		}
 	}
 
-	ro := open("redis://" + addr + "/0?readonly=true&prefix=" + p)
+	ro := openURL(t, "redis://"+addr+"/0?readonly=true&prefix="+p)
 	if got, _, err := ro.Get(t.Context(), "k"); err != nil || string(got) != "a" {
 		t.Errorf("read-only store: Get(k) = %q, %v; want \"a\"", got, err)
 	}
@@ -370,7 +288,7 @@ func TestRedisURL(t *testing.T) {
 		t.Errorf("prefix with braces: error = %v, want ErrInvalidKey", err)
 	}
 
-	closing := open("redis://" + addr + "/0?prefix=" + p)
+	closing := openURL(t, "redis://"+addr+"/0?prefix="+p)
 	if err := closing.(io.Closer).Close(); err != nil {
 		t.Fatal(err)
 	}

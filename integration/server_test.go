@@ -15,6 +15,8 @@
 package integration
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -22,6 +24,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 // strict reports whether a missing server is a failure rather than a skip.
@@ -68,4 +73,49 @@ var uniq atomic.Int64
 // store a suite asks for starts empty.
 func uniquePrefix() string {
 	return fmt.Sprintf("t%d-%d-%d", time.Now().UnixNano(), os.Getpid(), uniq.Add(1))
+}
+
+// testBucket returns CLOUDMEM_TEST_BUCKET, the bucket (on Azure, the
+// container) that the tests share on the server name; unset, it fails the
+// test under CI and skips it otherwise.
+func testBucket(t *testing.T, name string) string {
+	t.Helper()
+	bucket := os.Getenv("CLOUDMEM_TEST_BUCKET")
+	if bucket == "" {
+		missing(t, name, "CLOUDMEM_TEST_BUCKET is not set")
+	}
+	return bucket
+}
+
+// cleanUpTree deletes the tree dir of root when the test ends: what the
+// test left under its prefix of a shared bucket. A tree that is gone, or
+// never was, is fine. It deletes until the tree is gone, for MinIO hides
+// a/b/c from listings while a/b exists.
+func cleanUpTree(t *testing.T, root blob.Store, dir string) {
+	t.Cleanup(func() {
+		for range 10 {
+			// t.Context() is done by now.
+			err := blob.DeleteTree(context.Background(), root, dir)
+			if errors.Is(err, blob.ErrNotExist) {
+				return
+			}
+			if err != nil {
+				t.Errorf("cleanup: %v", err)
+				return
+			}
+		}
+		t.Errorf("cleanup: %s is not empty after 10 rounds", dir)
+	})
+}
+
+// openURL opens the store rawURL names, as the CLI does, and closes it when
+// the test ends.
+func openURL(t *testing.T, rawURL string) blob.Store {
+	t.Helper()
+	s, err := storeurl.Open(t.Context(), rawURL)
+	if err != nil {
+		t.Fatalf("storeurl.Open(%s): %v", rawURL, err)
+	}
+	t.Cleanup(func() { blob.Close(s) })
+	return s
 }

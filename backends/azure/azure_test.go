@@ -304,16 +304,3 @@ func TestMetaValue(t *testing.T) {
 		t.Errorf("metaValue of a nil value = %q", got)
 	}
 }
-
-func TestContentType(t *testing.T) {
-	for data, want := range map[string]string{
-		"":                  "text/plain; charset=utf-8",
-		"# Notes\n日本語\r\n":  "text/plain; charset=utf-8",
-		"\x89PNG\r\n\x1a\n": "application/octet-stream",
-		"caf\xe9":           "application/octet-stream",
-	} {
-		if got := contentType([]byte(data)); got != want {
-			t.Errorf("contentType(%q) = %q, want %q", data, got, want)
-		}
-	}
-}

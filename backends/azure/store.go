@@ -3,14 +3,11 @@ package azure
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"iter"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
@@ -20,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/internal/objmeta"
 )
 
 // metaWriteID is the metadata name (header x-ms-meta-cloudmemwrite) holding
@@ -102,13 +100,10 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	if c.IfVersion != "" && !validVersion(c.IfVersion) {
 		return blob.Info{}, fmt.Errorf("azure: %q: %w: %q is not a version of this store", key, blob.ErrPrecondition, c.IfVersion)
 	}
-	id, err := newWriteID()
-	if err != nil {
-		return blob.Info{}, err
-	}
+	id := objmeta.NewWriteID()
 	opts := &blockblob.UploadOptions{
 		Metadata:    map[string]*string{metaWriteID: &id},
-		HTTPHeaders: &azblob.HTTPHeaders{BlobContentType: ptr(contentType(data))},
+		HTTPHeaders: &azblob.HTTPHeaders{BlobContentType: ptr(objmeta.ContentType(data))},
 	}
 	if cond := accessConditions(c); cond != nil {
 		opts.AccessConditions = &azblob.AccessConditions{ModifiedAccessConditions: cond}
@@ -272,23 +267,6 @@ func metaValue(meta map[string]*string, name string) string {
 		}
 	}
 	return ""
-}
-
-// contentType is the Content-Type stored with data.
-func contentType(data []byte) string {
-	if utf8.Valid(data) {
-		return "text/plain; charset=utf-8"
-	}
-	return "application/octet-stream"
-}
-
-// newWriteID returns a random 128-bit write id in hex.
-func newWriteID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("azure: write id: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -87,8 +87,6 @@ package gcs
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -98,12 +96,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/internal/objmeta"
 )
 
 // Scheme is the URL scheme this package registers with storeurl.
@@ -260,10 +258,7 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 		}
 		target = obj.If(storage.Conditions{GenerationMatch: gen})
 	}
-	id, err := newWriteID()
-	if err != nil {
-		return blob.Info{}, err
-	}
+	id := objmeta.NewWriteID()
 	attrs, err := write(ctx, target, data, id)
 	if err == nil {
 		return newInfo(key, attrs), nil
@@ -288,7 +283,7 @@ func write(ctx context.Context, obj *storage.ObjectHandle, data []byte, id strin
 	// non-zero chunk size keeps the data buffered so that the library can
 	// retry it (the library rounds it up to a multiple of 256 KiB).
 	w.ChunkSize = len(data) + 1
-	w.ContentType = contentType(data)
+	w.ContentType = objmeta.ContentType(data)
 	w.Metadata = map[string]string{metaWriteID: id}
 	if _, err := w.Write(data); err != nil {
 		_ = w.Close() // reports the same failure
@@ -391,21 +386,4 @@ func formatVersion(gen int64) string { return strconv.FormatInt(gen, 10) }
 func parseVersion(v string) (gen int64, ok bool) {
 	gen, err := strconv.ParseInt(v, 10, 64)
 	return gen, err == nil && gen > 0 && formatVersion(gen) == v
-}
-
-// contentType is the Content-Type stored with data.
-func contentType(data []byte) string {
-	if utf8.Valid(data) {
-		return "text/plain; charset=utf-8"
-	}
-	return "application/octet-stream"
-}
-
-// newWriteID returns a random 128-bit write id in hex.
-func newWriteID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("gcs: write id: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
 }

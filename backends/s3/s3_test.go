@@ -220,19 +220,6 @@ func TestMetaValue(t *testing.T) {
 	}
 }
 
-func TestContentType(t *testing.T) {
-	for data, want := range map[string]string{
-		"":                  "text/plain; charset=utf-8",
-		"# Notes\n日本語\r\n":  "text/plain; charset=utf-8",
-		"\x89PNG\r\n\x1a\n": "application/octet-stream",
-		"caf\xe9":           "application/octet-stream",
-	} {
-		if got := contentType([]byte(data)); got != want {
-			t.Errorf("contentType(%q) = %q, want %q", data, got, want)
-		}
-	}
-}
-
 // apiError builds an SDK error as the client returns it: an operation
 // error around a ResponseError around the API error.
 func apiError(status int, code string) error {

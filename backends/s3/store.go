@@ -3,21 +3,19 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/internal/objmeta"
 )
 
 // store implements blob.Store and blob.TreeDeleter.
@@ -87,15 +85,12 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	if err := c.Validate(); err != nil {
 		return blob.Info{}, err
 	}
-	id, err := newWriteID()
-	if err != nil {
-		return blob.Info{}, err
-	}
+	id := objmeta.NewWriteID()
 	in := &awss3.PutObjectInput{
 		Bucket:        &s.bucket,
 		Key:           &k,
 		ContentLength: aws.Int64(int64(len(data))),
-		ContentType:   aws.String(contentType(data)),
+		ContentType:   aws.String(objmeta.ContentType(data)),
 		Metadata:      map[string]string{metaWriteID: id},
 	}
 	switch {
@@ -273,23 +268,6 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 		return fmt.Errorf("s3: %q: %w", dir+"/", blob.ErrNotExist)
 	}
 	return errors.Join(errs...)
-}
-
-// contentType is the Content-Type stored with data.
-func contentType(data []byte) string {
-	if utf8.Valid(data) {
-		return "text/plain; charset=utf-8"
-	}
-	return "application/octet-stream"
-}
-
-// newWriteID returns a random 128-bit write id in hex.
-func newWriteID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("s3: write id: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
 }
 
 // newInfo builds an Info from an object's attributes; meta may be nil.

@@ -10,14 +10,12 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/internal/objmeta"
 )
 
 // metaWriteID is the user metadata key (header x-amz-meta-cloudmem-write)
 // holding the random id of the Put that wrote the object.
 const metaWriteID = "cloudmem-write"
-
-// writeIDLen is the length of a write id: 128 bits in hex.
-const writeIDLen = 32
 
 // versionSep separates the ETag from the write id in a version. It cannot
 // appear in a write id, so the last one in a version is the separator.
@@ -27,7 +25,7 @@ const versionSep = "#"
 // "ETAG#ID", or the ETag alone when id is not a write id (objects written by
 // other programs, and listings, which carry no metadata).
 func joinVersion(etag, id string) string {
-	if !isWriteID(id) {
+	if !objmeta.IsWriteID(id) {
 		return etag
 	}
 	return etag + versionSep + id
@@ -36,7 +34,7 @@ func joinVersion(etag, id string) string {
 // splitVersion undoes joinVersion; id is "" for a version without one.
 func splitVersion(v string) (etag, id string) {
 	i := strings.LastIndex(v, versionSep)
-	if i < 0 || !isWriteID(v[i+1:]) {
+	if i < 0 || !objmeta.IsWriteID(v[i+1:]) {
 		return v, ""
 	}
 	return v[:i], v[i+1:]
@@ -58,18 +56,6 @@ func versionMatches(want, cur string) bool {
 		return wantTag == curTag
 	}
 	return want == cur
-}
-
-func isWriteID(s string) bool {
-	if len(s) != writeIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // metaValue looks name up in user metadata, whose keys the SDK may return

@@ -59,7 +59,7 @@ func planFor(quick bool) plan {
 		local:             budget{warmup: 5, minIters: 200, maxIters: 20000, wall: 2 * time.Second},
 		remote:            budget{warmup: 3, minIters: 30, maxIters: 1000, wall: 4 * time.Second},
 		scaleLocal:        budget{warmup: 2, minIters: 20, maxIters: 1000, wall: time.Second},
-		scaleRemote:       budget{warmup: 1, minIters: 5, maxIters: 100, wall: 2 * time.Second},
+		scaleRemote:       budget{warmup: 1, minIters: 10, maxIters: 100, wall: 2 * time.Second},
 		levels:            []int{1, 4, 16, 64},
 		editsLocal:        512,
 		editsRemote:       128,
@@ -81,7 +81,7 @@ func main() {
 		log.Fatalf("unexpected arguments: %q", flag.Args())
 	}
 	cfg.backends = strings.Split(backends, ",")
-	cfg.args = strings.Join(append([]string{"go run ./bench"}, os.Args[1:]...), " ")
+	cfg.args = commandLine(os.Args[1:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -104,6 +104,22 @@ func main() {
 		log.Printf("bench: %v", err)
 		os.Exit(1)
 	}
+}
+
+// commandLine returns the command that ran with args, for the report,
+// leaving out the -servers text, which the report shows on its own.
+func commandLine(args []string) string {
+	out := []string{"go run ./bench"}
+	for i := 0; i < len(args); i++ {
+		switch a := strings.TrimLeft(args[i], "-"); {
+		case a == "servers":
+			i++ // and its value
+		case strings.HasPrefix(a, "servers="):
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // run measures every backend of cfg in turn. It returns the report so far

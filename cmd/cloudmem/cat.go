@@ -17,16 +17,9 @@ func runCat(c *cli, args []string) int {
 	fs := flag.NewFlagSet("cloudmem cat", flag.ContinueOnError)
 	usage := subcommandUsage("cat PATH",
 		"Writes the memory file PATH (a path under /memories) to stdout, byte for byte.")
-	pos, code, done := c.parseArgs(fs, args, usage)
+	pos, code, done := c.parseArgs(fs, args, usage, "PATH")
 	if done {
 		return code
-	}
-	switch len(pos) {
-	case 0:
-		return c.usageError(fs, usage, fmt.Errorf("no PATH given"))
-	case 1:
-	default:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[1]))
 	}
 	path := pos[0]
 	store, err := c.openStore()

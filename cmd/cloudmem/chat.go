@@ -53,8 +53,8 @@ func runChat(c *cli, args []string) int {
 	if code, done := c.parse(fs, args, usage); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if code, done := c.checkArgs(fs, usage, fs.Args()); done {
+		return code
 	}
 	if *maxTokens < 1 {
 		return c.usageError(fs, usage, fmt.Errorf("--max-tokens %d: want a positive number", *maxTokens))

@@ -39,18 +39,11 @@ func runCopy(c *cli, args []string) int {
 			"interrupted copy can be run again; one with other content is an error unless --overwrite.\n"+
 			"Each store's own bookkeeping (.cloudmem/, such as an encryption key) is not copied.\n"+
 			"Exit status 1 when a file could not be copied or the verification finds a difference.")
-	pos, code, done := c.parseArgs(fs, args, usage)
+	pos, code, done := c.parseArgs(fs, args, usage, "SRC_URL", "DST_URL")
 	if done {
 		return code
 	}
-	switch {
-	case len(pos) == 0:
-		return c.usageError(fs, usage, errors.New("no SRC_URL and DST_URL given"))
-	case len(pos) == 1:
-		return c.usageError(fs, usage, errors.New("no DST_URL given"))
-	case len(pos) > 2:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[2]))
-	case *jobs < 1:
+	if *jobs < 1 {
 		return c.usageError(fs, usage, fmt.Errorf("--jobs %d: want 1 or more", *jobs))
 	}
 	src, err := storeurl.Open(c.ctx, pos[0])

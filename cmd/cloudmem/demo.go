@@ -36,8 +36,8 @@ func runDemo(c *cli, args []string) int {
 	if code, done := c.parse(fs, args, usage); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	if code, done := c.checkArgs(fs, usage, fs.Args()); done {
+		return code
 	}
 	h, err := c.openHandler()
 	if err != nil {

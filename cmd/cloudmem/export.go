@@ -60,16 +60,9 @@ func runExport(c *cli, args []string) int {
 		"Writes every memory file of the store as plain files under DIR (a new or empty directory),\n"+
 			"or as a tar stream on stdout (-). Names are the paths under /memories: notes/a.md.\n"+
 			"The store's own bookkeeping (.cloudmem/) is left out. import reads both forms back.")
-	pos, code, done := c.parseArgs(fs, args, usage)
+	pos, code, done := c.parseArgs(fs, args, usage, "DIR (- writes a tar stream to stdout)")
 	if done {
 		return code
-	}
-	switch len(pos) {
-	case 0:
-		return c.usageError(fs, usage, errors.New("no DIR given (- writes a tar stream to stdout)"))
-	case 1:
-	default:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[1]))
 	}
 	dest := pos[0]
 	store, err := c.openStore()

@@ -48,16 +48,9 @@ func runImport(c *cli, args []string) int {
 			"The whole input is checked before anything is written: a bad name, a symbolic link or\n"+
 			"a clash with the store stops the import. Files already there with the same content are\n"+
 			"skipped, so an interrupted import can be run again.")
-	pos, code, done := c.parseArgs(fs, args, usage)
+	pos, code, done := c.parseArgs(fs, args, usage, "DIR (- reads a tar stream from stdin)")
 	if done {
 		return code
-	}
-	switch len(pos) {
-	case 0:
-		return c.usageError(fs, usage, errors.New("no DIR given (- reads a tar stream from stdin)"))
-	case 1:
-	default:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[1]))
 	}
 
 	var (

@@ -24,14 +24,10 @@ func runKeygen(c *cli, args []string) int {
 			"and prints its recipient (public key) on stdout. Encrypt a store with it:\n"+
 			"  --store 'file:///srv/memories?encrypt=age&age_identity_file=FILE'\n"+
 			"or put the file's content in $"+crypt.EnvIdentity+" and leave age_identity_file out.")
-	pos, code, done := c.parseArgs(fs, args, usage)
-	if done {
+	if _, code, done := c.parseArgs(fs, args, usage); done {
 		return code
 	}
-	switch {
-	case len(pos) > 0:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[0]))
-	case *out == "":
+	if *out == "" {
 		return c.usageError(fs, usage, errors.New("no -o FILE given"))
 	}
 	generate := crypt.GenerateIdentity

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 
@@ -23,17 +22,13 @@ func runLs(c *cli, args []string) int {
 		"Lists the memory directory PATH (default /memories) as the model sees it: two levels deep,\n"+
 			"without hidden names and node_modules, each line a size and a path (a directory's size\n"+
 			"is the total of every file beneath it).")
-	pos, code, done := c.parseArgs(fs, args, usage)
+	pos, code, done := c.parseArgs(fs, args, usage, "[PATH]")
 	if done {
 		return code
 	}
 	path := "/memories"
-	switch len(pos) {
-	case 0:
-	case 1:
+	if len(pos) == 1 {
 		path = pos[0]
-	default:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[1]))
 	}
 	store, err := c.openStore()
 	if err != nil {
@@ -53,26 +48,6 @@ func runLs(c *cli, args []string) int {
 	_, listing, _ := strings.Cut(res.Text, "\n") // drop the header meant for the model
 	fmt.Fprintln(c.stdout, listing)
 	return exitOK
-}
-
-// parseArgs parses args with fs, letting flags and positional arguments
-// come in any order ("put PATH FILE --force"), and returns the positional
-// ones. Everything after "--" is positional. When parsing ends the program
-// (help, or bad flags) it reports done and the exit code, as parse does.
-func (c *cli) parseArgs(fs *flag.FlagSet, args []string, usage func(io.Writer, *flag.FlagSet)) (pos []string, code int, done bool) {
-	for {
-		if code, done := c.parse(fs, args, usage); done {
-			return nil, code, true
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), exitOK, false
-		}
-		if len(rest) == 0 {
-			return pos, exitOK, false
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
 }
 
 // openStore opens the store --store names. The caller closes it with

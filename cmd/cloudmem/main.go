@@ -157,6 +157,66 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, usage func(io.Writer, *flag
 	}
 }
 
+// parseArgs parses args with fs, letting flags and positional arguments
+// come in any order ("put PATH FILE --force"), and returns the positional
+// ones, which checkArgs checks against names. Everything after "--" is
+// positional. When parsing ends the program (help, bad flags, positional
+// arguments that do not fit) it reports done and the exit code, as parse
+// does.
+func (c *cli) parseArgs(fs *flag.FlagSet, args []string, usage func(io.Writer, *flag.FlagSet), names ...string) (pos []string, code int, done bool) {
+	for {
+		if code, done := c.parse(fs, args, usage); done {
+			return nil, code, true
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	if code, done := c.checkArgs(fs, usage, pos, names...); done {
+		return nil, code, true
+	}
+	return pos, exitOK, false
+}
+
+// checkArgs checks a command's positional arguments pos against names,
+// those the command takes, in order: NAME is required, [NAME] optional
+// (after the required ones), and a name may carry a hint after a space:
+// "DIR (- reads a tar stream from stdin)". Too few arguments is a usage
+// error naming the missing required ones, then their hints: "no PATH
+// given", "no OLD and NEW given". Too many is one naming the first extra
+// argument: `unexpected argument "x"`. When the arguments do not fit it
+// reports done and the exit code, as parse does.
+func (c *cli) checkArgs(fs *flag.FlagSet, usage func(io.Writer, *flag.FlagSet), pos []string, names ...string) (code int, done bool) {
+	var missing, hints []string
+	for _, name := range names[min(len(pos), len(names)):] {
+		if strings.HasPrefix(name, "[") {
+			break // optional, and so are the rest
+		}
+		name, hint, _ := strings.Cut(name, " ")
+		missing = append(missing, name)
+		if hint != "" {
+			hints = append(hints, hint)
+		}
+	}
+	if len(missing) > 0 {
+		msg := "no " + strings.Join(missing, " and ") + " given"
+		for _, hint := range hints {
+			msg += " " + hint
+		}
+		return c.usageError(fs, usage, errors.New(msg)), true
+	}
+	if len(pos) > len(names) {
+		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[len(names)])), true
+	}
+	return exitOK, false
+}
+
 // usageError reports err and the usage on stderr and returns exitUsage.
 func (c *cli) usageError(fs *flag.FlagSet, usage func(io.Writer, *flag.FlagSet), err error) int {
 	fmt.Fprintf(c.stderr, "%s: %v\n\n", fs.Name(), err) // "cloudmem view: ..."

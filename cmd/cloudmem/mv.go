@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 
 	"github.com/cloudmem/cloudmem/memory"
 )
@@ -13,18 +12,9 @@ func runMv(c *cli, args []string) int {
 	fs := flag.NewFlagSet("cloudmem mv", flag.ContinueOnError)
 	usage := subcommandUsage("mv OLD NEW",
 		"Renames the memory file or directory OLD to NEW, which must not exist.")
-	pos, code, done := c.parseArgs(fs, args, usage)
+	pos, code, done := c.parseArgs(fs, args, usage, "OLD", "NEW")
 	if done {
 		return code
-	}
-	switch len(pos) {
-	case 0:
-		return c.usageError(fs, usage, fmt.Errorf("no OLD and NEW given"))
-	case 1:
-		return c.usageError(fs, usage, fmt.Errorf("no NEW given"))
-	case 2:
-	default:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[2]))
 	}
 	input := map[string]any{"command": "rename", "old_path": pos[0], "new_path": pos[1]}
 	return c.runMemoryCommand("mv", memory.Options{}, input)

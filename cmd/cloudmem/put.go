@@ -23,20 +23,13 @@ func runPut(c *cli, args []string) int {
 	usage := subcommandUsage("put PATH [FILE|-] [--force]",
 		"Creates the memory file PATH with the content of FILE, or of stdin when FILE is - or missing.\n"+
 			"The content must be UTF-8 text, within the memory tool's limits.")
-	pos, code, done := c.parseArgs(fs, args, usage)
+	pos, code, done := c.parseArgs(fs, args, usage, "PATH", "[FILE]")
 	if done {
 		return code
 	}
-	var path, file string
-	switch len(pos) {
-	case 0:
-		return c.usageError(fs, usage, fmt.Errorf("no PATH given"))
-	case 1:
-		path, file = pos[0], "-"
-	case 2:
-		path, file = pos[0], pos[1]
-	default:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[2]))
+	path, file := pos[0], "-"
+	if len(pos) == 2 {
+		file = pos[1]
 	}
 
 	var (

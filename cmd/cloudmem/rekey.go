@@ -40,14 +40,10 @@ func runRekey(c *cli, args []string) int {
 			"--identity-file, else of the URL's age_identity_file, else of $"+crypt.EnvIdentity+";\n"+
 			"to resume a rekey to recipients that leave the old key out, give the new identity too.\n"+
 			"Afterwards, open the store with the new keys (age_recipients, age_identity_file).")
-	pos, code, done := c.parseArgs(fs, args, usage)
-	if done {
+	if _, code, done := c.parseArgs(fs, args, usage); done {
 		return code
 	}
-	switch {
-	case len(pos) > 0:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[0]))
-	case *to == "":
+	if *to == "" {
 		return c.usageError(fs, usage, errors.New("no --to-recipients given"))
 	}
 	recipients, err := crypt.ParseRecipients(strings.Split(*to, ",")...)

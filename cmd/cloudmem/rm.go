@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 
 	"github.com/cloudmem/cloudmem/memory"
 )
@@ -13,16 +12,9 @@ func runRm(c *cli, args []string) int {
 	fs := flag.NewFlagSet("cloudmem rm", flag.ContinueOnError)
 	usage := subcommandUsage("rm PATH",
 		"Deletes the memory file PATH, or the directory PATH with everything beneath it.")
-	pos, code, done := c.parseArgs(fs, args, usage)
+	pos, code, done := c.parseArgs(fs, args, usage, "PATH")
 	if done {
 		return code
-	}
-	switch len(pos) {
-	case 0:
-		return c.usageError(fs, usage, fmt.Errorf("no PATH given"))
-	case 1:
-	default:
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[1]))
 	}
 	return c.runMemoryCommand("rm", memory.Options{}, map[string]any{"command": "delete", "path": pos[0]})
 }

@@ -13,12 +13,8 @@ import (
 func runVersion(c *cli, args []string) int {
 	fs := flag.NewFlagSet("cloudmem version", flag.ContinueOnError)
 	usage := plainUsage("version", "Prints the version of cloudmem, the revision it was built from, and the Go version.")
-	pos, code, done := c.parseArgs(fs, args, usage)
-	if done {
+	if _, code, done := c.parseArgs(fs, args, usage); done {
 		return code
-	}
-	if len(pos) > 0 {
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[0]))
 	}
 	info, _ := debug.ReadBuildInfo() // nil when the binary has none
 	fmt.Fprintln(c.stdout, versionLine(info))

@@ -20,16 +20,17 @@ func runView(c *cli, args []string) int {
 		return code
 	}
 	// Flags may also follow PATH: view /memories/a.md --range 1,5.
-	if fs.NArg() == 0 {
-		return c.usageError(fs, usage, fmt.Errorf("no PATH given"))
+	pos := fs.Args()
+	if len(pos) > 0 {
+		if code, done := c.parse(fs, pos[1:], usage); done {
+			return code
+		}
+		pos = append(pos[:1:1], fs.Args()...)
 	}
-	path := fs.Arg(0)
-	if code, done := c.parse(fs, fs.Args()[1:], usage); done {
+	if code, done := c.checkArgs(fs, usage, pos, "PATH"); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
+	path := pos[0]
 
 	input := map[string]any{"command": "view", "path": path}
 	if *rng != "" {

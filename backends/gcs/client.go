@@ -8,6 +8,8 @@ import (
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
+
+	"github.com/cloudmem/cloudmem/internal/redact"
 )
 
 // Options configures Open. The zero value uses Application Default
@@ -58,7 +60,7 @@ func parseEndpoint(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("gcs: endpoint %q: want http[s]://host[:port][/path]", redact(raw))
+		return nil, fmt.Errorf("gcs: endpoint %q: want http[s]://host[:port][/path]", redact.URL(raw))
 	}
 	switch {
 	case u.Path == "" || u.Path == "/":
@@ -67,16 +69,4 @@ func parseEndpoint(raw string) (*url.URL, error) {
 		u.Path += "/"
 	}
 	return u, nil
-}
-
-// redact drops any user information from a URL string for error messages.
-func redact(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		u.User = nil
-		return u.String()
-	}
-	if strings.Contains(s, "@") {
-		return "(unparsable URL)"
-	}
-	return s
 }

@@ -103,6 +103,7 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/internal/redact"
 )
 
 // Scheme is the URL scheme this package registers with storeurl.
@@ -176,7 +177,7 @@ func newClient(ctx context.Context, opts *Options) (*awss3.Client, error) {
 	if opts.Endpoint != "" {
 		u, err := url.Parse(opts.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return nil, fmt.Errorf("s3: endpoint %q: want http://host[:port] or https://host[:port]", redact(opts.Endpoint))
+			return nil, fmt.Errorf("s3: endpoint %q: want http://host[:port] or https://host[:port]", redact.URL(opts.Endpoint))
 		}
 	}
 	var load []func(*config.LoadOptions) error
@@ -199,16 +200,4 @@ func newClient(ctx context.Context, opts *Options) (*awss3.Client, error) {
 		}
 		o.UsePathStyle = opts.PathStyle
 	}), nil
-}
-
-// redact drops any user information from a URL string for error messages.
-func redact(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		u.User = nil
-		return u.String()
-	}
-	if strings.Contains(s, "@") {
-		return "(unparsable URL)"
-	}
-	return s
 }

@@ -69,12 +69,7 @@ func TestRedisRetriedWrite(t *testing.T) {
 	faults := &dropFirstReply{}
 	client := goredis.NewClient(&goredis.Options{Addr: addr, Dialer: faults.dial, MaxRetries: 3})
 	t.Cleanup(func() { client.Close() })
-	p := uniquePrefix()
-	s, err := redis.Open(t.Context(), client, &redis.Options{Prefix: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dropRedisPrefix(t, client, p) })
+	s := newRedisStore(t, client)
 	ctx := t.Context()
 
 	// resent runs op with the fault armed and checks that it fired.
@@ -148,12 +143,7 @@ func TestRedisCancelInFlight(t *testing.T) {
 		return &stallingConn{Conn: c, stall: &stall}, nil
 	}})
 	t.Cleanup(func() { client.Close() })
-	p := uniquePrefix()
-	s, err := redis.Open(t.Context(), client, &redis.Options{Prefix: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dropRedisPrefix(t, client, p) })
+	s := newRedisStore(t, client)
 	if _, err := s.Put(t.Context(), "dir/k", []byte("v"), blob.Cond{}); err != nil {
 		t.Fatal(err)
 	}

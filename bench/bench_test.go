@@ -211,3 +211,40 @@ func TestFormats(t *testing.T) {
 		t.Errorf("fmtCounts = %q, want %q", got, want)
 	}
 }
+
+// TestMisses checks the explanations of ratios over the target, one case
+// for each kind of explanation, and the summary line.
+func TestMisses(t *testing.T) {
+	us := time.Microsecond
+	get := blob.Counts{Get: 1}
+	getPut := blob.Counts{Get: 1, Put: 1}
+	res := func(backend, cmd string, h, f time.Duration, hc, fc blob.Counts, hr, fr int64) cmdResult {
+		return cmdResult{backend: backend, command: cmd,
+			handler: stats{p50: h, calls: hc, requests: hr}, floor: stats{p50: f, calls: fc, requests: fr}}
+	}
+	rep := &report{cmds: []cmdResult{
+		res("mem", cmdViewFile, 2*us, 150, get, get, -1, -1),
+		res("file", cmdStrReplace, 559*us, 549*us, getPut, getPut, -1, -1),
+		res("file", cmdInsert, 986*us, 725*us, getPut, getPut, -1, -1),
+		res("minio", cmdViewFile, 2000*us, 1000*us, blob.Counts{Get: 2}, get, 2, 1),
+		res("redis", cmdViewFile, 200*us, 100*us, get, get, 2, 1),
+		res("azurite", cmdViewDir, 30000*us, 20000*us, blob.Counts{Get: 1, List: 1}, blob.Counts{Get: 1, List: 1}, 2, 2),
+	}}
+	var w bytes.Buffer
+	rep.summary(&w, []string{"mem", "file", "minio", "redis", "azurite"})
+	rep.misses(&w)
+	want := `1 of 6 measurements are within 1.15 of their floor. Over it: mem (1 of 1), file (1 of 2), minio (1 of 1), redis (1 of 1), azurite (1 of 1).
+
+### Over the target
+
+- mem, view file: 13.33, cloudmem 2.00 µs against the floor's 150 ns (+1.85 µs a command); same storage calls, and with a floor under 100 µs the handler's fixed work (decoding the JSON, checking the path, formatting the answer) is a large ratio
+- file, insert: 1.36, cloudmem 986 µs against the floor's 725 µs (+261 µs a command); same storage calls and requests, and str_replace, which makes the same calls, is at 1.02: most likely noise from the machine's load
+- minio, view file: 2.00, cloudmem 2.00 ms against the floor's 1.00 ms (+1.00 ms a command); the handler made Get 2, the floor Get 1
+- redis, view file: 2.00, cloudmem 200 µs against the floor's 100 µs (+100 µs a command); same storage calls, but 2 requests against the floor's 1
+- azurite, view dir (200 files): 1.50, cloudmem 30.0 ms against the floor's 20.0 ms (+10.0 ms a command); same storage calls and requests: the handler's own work, or noise
+
+`
+	if got := w.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

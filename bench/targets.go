@@ -33,7 +33,6 @@ type target struct {
 	name   string     // as the report names it: "mem", "minio", "age+file", ...
 	remote bool       // served over the network by an emulator: fewer iterations
 	store  blob.Store // the store the handler and the floor use
-	inner  blob.Store // the store under the encryption layer, or store itself
 
 	// sdk issues a file view's and a str_replace's requests with the
 	// backend's own client, bypassing the Store; nil for mem.
@@ -70,7 +69,7 @@ func (e *env) openBase(ctx context.Context, base, name string) (*target, error) 
 	switch base {
 	case "mem":
 		s := mem.New(nil)
-		return &target{name: name, store: s, inner: s, close: func(context.Context) error { return nil }}, nil
+		return &target{name: name, store: s, close: func(context.Context) error { return nil }}, nil
 	case "file":
 		return e.openFile(ctx, name)
 	case "minio":
@@ -112,7 +111,7 @@ func (e *env) openFile(ctx context.Context, name string) (*target, error) {
 		return nil, err
 	}
 	return &target{
-		name: name, store: s, inner: s,
+		name: name, store: s,
 		sdk: &fileFloor{dir: raw},
 		close: func(context.Context) error {
 			return errors.Join(os.RemoveAll(dir), os.RemoveAll(raw))
@@ -200,14 +199,16 @@ func (e *env) openRedis(ctx context.Context, name string) (*target, error) {
 // closes the client with closeClient.
 func remoteTarget(name string, s blob.Store, floor sdkFloor, requests func() int64, closeClient func() error) *target {
 	return &target{
-		name: name, remote: true, store: s, inner: s, sdk: floor, requests: requests,
+		name: name, remote: true, store: s, sdk: floor, requests: requests,
 		close: func(ctx context.Context) error {
 			return errors.Join(wipe(ctx, s), floor.cleanup(ctx), closeClient())
 		},
 	}
 }
 
-// encrypted wraps t's store with age encryption to a new key.
+// encrypted wraps t's store with age encryption to a new key. Its SDK
+// floor is t's (unencrypted), and closing it closes t, which wipes the
+// inner store, the encryption layer's key object included.
 func encrypted(ctx context.Context, name string, t *target) (*target, error) {
 	identity, recipient, err := crypt.GenerateIdentity()
 	if err != nil {
@@ -226,7 +227,7 @@ func encrypted(ctx context.Context, name string, t *target) (*target, error) {
 		return nil, errors.Join(err, t.close(ctx))
 	}
 	return &target{
-		name: name, remote: t.remote, store: s, inner: t.store,
+		name: name, remote: t.remote, store: s,
 		sdk: t.sdk, requests: t.requests, close: t.close,
 	}, nil
 }

@@ -68,21 +68,13 @@ type cmdResult struct {
 	handler, floor   stats
 	sdk              *stats      // nil when the target has no SDK floor for the command
 	table            blob.Counts // the calls the handler's call table allows
-	refused          bool        // the store refuses Rename: a counted Rename made no storage call
+	refused          bool        // the store refuses Rename (blob.Counter does not count the refusal)
 	err              error       // the measurement failed
 }
 
 // ratio is the handler's median latency over the floor's.
 func (r *cmdResult) ratio() float64 { return ratio(r.handler.p50, r.floor.p50) }
 
-// storageCalls is the number of calls in c that reached the store: all of
-// them, less a Rename the store refused.
-func (r *cmdResult) storageCalls(c blob.Counts) int64 {
-	if r.refused {
-		return c.Total() - c.Rename
-	}
-	return c.Total()
-}
 
 // overTable names the kinds of call of which the handler made more than
 // its call table allows ("" when none).
@@ -191,9 +183,6 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 		default: // blob.Rename's fallback: probes, then Get + Put of each file, then Delete of each
 			n := int64(renameDirFiles)
 			c = blob.Counts{Get: 1 + n, List: 2, Stat: 1, Put: n, Delete: n}
-		}
-		if b.refused {
-			c.Rename = 1
 		}
 	}
 	return c

@@ -20,7 +20,10 @@ func (c Counts) Total() int64 {
 }
 
 // Counter is a Store that counts the calls made through it and forwards them
-// to an inner store. A List counts once however many objects it yields.
+// to an inner store. A List counts once however many objects it yields. A
+// Rename or DeleteTree the inner store refuses with errors.ErrUnsupported
+// (as the encrypting store does for Rename) is not counted: it reached no
+// storage.
 // When the inner store lacks Renamer or TreeDeleter, the package functions
 // Rename and DeleteTree fall back through the Counter, so the core calls
 // the fallback makes are counted too. Counter is safe for concurrent use when
@@ -85,8 +88,11 @@ func (c *Counter) Rename(ctx context.Context, src, dst string) error {
 	if !ok {
 		return errors.ErrUnsupported
 	}
-	c.rename.Add(1)
-	return r.Rename(ctx, src, dst)
+	err := r.Rename(ctx, src, dst)
+	if !errors.Is(err, errors.ErrUnsupported) { // a refusal is not a storage call
+		c.rename.Add(1)
+	}
+	return err
 }
 
 func (c *Counter) DeleteTree(ctx context.Context, dir string) error {
@@ -94,8 +100,11 @@ func (c *Counter) DeleteTree(ctx context.Context, dir string) error {
 	if !ok {
 		return errors.ErrUnsupported
 	}
-	c.deleteTree.Add(1)
-	return d.DeleteTree(ctx, dir)
+	err := d.DeleteTree(ctx, dir)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		c.deleteTree.Add(1)
+	}
+	return err
 }
 
 func (c *Counter) ReadOnly() bool { return IsReadOnly(c.inner) }

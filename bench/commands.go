@@ -75,7 +75,6 @@ type cmdResult struct {
 // ratio is the handler's median latency over the floor's.
 func (r *cmdResult) ratio() float64 { return ratio(r.handler.p50, r.floor.p50) }
 
-
 // overTable names the kinds of call of which the handler made more than
 // its call table allows ("" when none).
 func (r *cmdResult) overTable() string {

@@ -1,0 +1,211 @@
+package mount
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// table is the store New returns. It is immutable after New.
+type table struct {
+	mounts []*mounted          // in byte order of dir
+	byName map[string]*mounted // by name
+	points []blob.MountPoint   // in byte order of name
+}
+
+// mounted is one mount of a table.
+type mounted struct {
+	name     string
+	dir      string // name + "/"
+	store    blob.Store
+	readOnly bool
+}
+
+var (
+	_ blob.Mounter          = (*table)(nil)
+	_ blob.Renamer          = (*table)(nil)
+	_ blob.TreeDeleter      = (*table)(nil)
+	_ blob.ReadOnlyReporter = (*table)(nil)
+	_ io.Closer             = (*table)(nil)
+)
+
+// route returns the mount holding key and the key inside it. It fails with
+// blob.ErrInvalidKey for an invalid key, ErrNotMounted for a key outside
+// every mount and ErrMountPoint for a mount's own name.
+func (t *table) route(key string) (*mounted, string, error) {
+	if err := blob.CheckKey(key); err != nil {
+		return nil, "", err
+	}
+	name, rest, inside := strings.Cut(key, "/")
+	m := t.byName[name]
+	switch {
+	case m == nil:
+		return nil, "", fmt.Errorf("%q: %w", key, ErrNotMounted)
+	case !inside:
+		return nil, "", fmt.Errorf("%q: %w", key, ErrMountPoint)
+	}
+	return m, rest, nil
+}
+
+// readRoute is route for reads: a key outside every mount, or a mount
+// point, is an object that does not exist.
+func (t *table) readRoute(key string) (*mounted, string, error) {
+	m, k, err := t.route(key)
+	if errors.Is(err, ErrNotMounted) || errors.Is(err, ErrMountPoint) {
+		return nil, "", fmt.Errorf("%w: %w", blob.ErrNotExist, err)
+	}
+	return m, k, err
+}
+
+// outer turns an Info of the mount's store into one of the table.
+func (m *mounted) outer(info blob.Info) blob.Info {
+	if info.Key != "" {
+		info.Key = m.dir + info.Key
+	}
+	return info
+}
+
+func (t *table) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	m, k, err := t.readRoute(key)
+	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	data, info, err := m.store.Get(ctx, k, limit)
+	if tl, ok := errors.AsType[*blob.TooLargeError](err); ok {
+		// The caller's key, not the mounted store's.
+		err = &blob.TooLargeError{Key: key, Size: tl.Size, Limit: tl.Limit}
+	}
+	return data, m.outer(info), err
+}
+
+func (t *table) Stat(ctx context.Context, key string) (blob.Info, error) {
+	m, k, err := t.readRoute(key)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	info, err := m.store.Stat(ctx, k)
+	return m.outer(info), err
+}
+
+func (t *table) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	m, k, err := t.route(key)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	info, err := m.store.Put(ctx, k, data, c)
+	return m.outer(info), err
+}
+
+func (t *table) Delete(ctx context.Context, key string, c blob.Cond) error {
+	m, k, err := t.route(key)
+	if err != nil {
+		return err
+	}
+	return m.store.Delete(ctx, k, c)
+}
+
+// List lists each mount whose keys can start with prefix, in byte order of
+// the mounts' names followed by '/', which is byte order of the keys.
+func (t *table) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		if err := blob.CheckPrefix(prefix); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		for _, m := range t.mounts {
+			var inner string
+			switch {
+			case strings.HasPrefix(m.dir, prefix): // the whole mount
+			case strings.HasPrefix(prefix, m.dir):
+				inner = prefix[len(m.dir):]
+			default:
+				continue
+			}
+			for info, err := range m.store.List(ctx, inner) {
+				if err != nil {
+					yield(blob.Info{}, err)
+					return
+				}
+				if !yield(m.outer(info), nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Rename forwards to the mount's store when src and dst lie in one mount
+// (errors.ErrUnsupported when that store has no Renamer). Across two mounts
+// it answers errors.ErrUnsupported, so that blob.Rename copies and then
+// deletes, unless either mount is read-only: then it fails with
+// blob.ErrReadOnly and nothing is written.
+func (t *table) Rename(ctx context.Context, src, dst string) error {
+	from, srcKey, err := t.route(src)
+	if err != nil {
+		return err
+	}
+	to, dstKey, err := t.route(dst)
+	if err != nil {
+		return err
+	}
+	switch {
+	case from.readOnly || to.readOnly:
+		return fmt.Errorf("mount: rename %q to %q: %w", src, dst, blob.ErrReadOnly)
+	case from != to:
+		return fmt.Errorf("mount: rename across mounts %q and %q: %w", from.name, to.name, errors.ErrUnsupported)
+	}
+	r, ok := from.store.(blob.Renamer)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return r.Rename(ctx, srcKey, dstKey)
+}
+
+// DeleteTree forwards to the mount's store (errors.ErrUnsupported when that
+// store has no TreeDeleter). A mount point itself cannot be deleted
+// (ErrMountPoint).
+func (t *table) DeleteTree(ctx context.Context, dir string) error {
+	m, k, err := t.route(dir)
+	if err != nil {
+		return err
+	}
+	if m.readOnly {
+		return fmt.Errorf("mount: delete tree %q: %w", dir, blob.ErrReadOnly)
+	}
+	d, ok := m.store.(blob.TreeDeleter)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return d.DeleteTree(ctx, k)
+}
+
+// Mounts returns the mount points in byte order of their names.
+func (t *table) Mounts() []blob.MountPoint { return slices.Clone(t.points) }
+
+// ReadOnly reports whether every mount is read-only.
+func (t *table) ReadOnly() bool {
+	for _, m := range t.mounts {
+		if !m.readOnly {
+			return false
+		}
+	}
+	return true
+}
+
+// Close closes every mounted store that needs closing and returns their
+// errors joined.
+func (t *table) Close() error {
+	var errs []error
+	for _, m := range t.mounts {
+		if err := blob.Close(m.store); err != nil {
+			errs = append(errs, fmt.Errorf("mount %q: %w", m.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

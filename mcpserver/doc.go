@@ -1,0 +1,47 @@
+// Package mcpserver serves a cloudmem memory over the Model Context Protocol
+// (MCP), so that Claude Code, Claude Desktop and every other MCP client can
+// use any store cloudmem opens (a local directory, S3, GCS, Azure, Redis,
+// encrypted or not) as the model's memory. It is built on the official Go SDK,
+// github.com/modelcontextprotocol/go-sdk.
+//
+// # The tool
+//
+// A Server offers one tool, named "memory", whose input is the input of
+// Claude's memory tool (memory_20250818): a command (view, create,
+// str_replace, insert, delete, rename) and that command's fields. The
+// arguments go to memory.Handler.Execute exactly as the client sent them,
+// so a call through MCP decodes, validates and answers exactly as the
+// handler does: the result is the handler's text as one text content, with
+// isError set on an error, or one image content for the view of an image
+// file. The tool's description tells the model how to keep its memory.
+//
+// # Resources
+//
+// Every memory file is also an MCP resource, so that a client can browse
+// what the model remembers: resources/list lists them all, and
+// resources/read returns a file's exact bytes (text for UTF-8 content, a
+// blob otherwise). The file /memories/notes/a.md is the resource
+// memory:///memories/notes/a.md (each segment percent-encoded as a URL path
+// needs). A client may subscribe to a resource; a command that changes the
+// file through this server (the file itself or a directory above it) then
+// sends notifications/resources/updated for it. Changes made by other
+// writers of a shared store are not watched.
+//
+// # Commands run to their end
+//
+// A command, once started, is not cancelled when its client goes away or
+// the server shuts down: it runs on a context detached from the request's
+// cancellation, bounded by Options.CommandTimeout, so that a disconnect
+// never stops a command between two storage calls. (The handler leaves
+// every file at its old or its new state at every instant in any case; see
+// package memory.) Server.Wait waits for the commands in flight.
+//
+// # HTTP
+//
+// HTTP serves MCP over the streamable HTTP transport for a team: bearer
+// tokens (see Tokens) name tenants, each tenant sees its own part of the
+// store (a key prefix, optionally read-only) through its own Server, and a
+// session belongs to the tenant that opened it. HTTP also serves a health
+// endpoint, limits request sizes, sets timeouts and shuts down gracefully.
+// It refuses to serve on an address other than loopback without tokens.
+package mcpserver

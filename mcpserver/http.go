@@ -1,0 +1,400 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// The paths HTTP serves.
+const (
+	MCPPath    = "/mcp"     // the streamable HTTP endpoint
+	HealthPath = "/healthz" // 200 "ok" while serving, 503 while shutting down; no token needed
+)
+
+// Defaults of HTTPOptions.
+const (
+	DefaultMaxRequestBytes = 2 << 20 // a 100,000-byte file, escaped, fits several times over
+	DefaultSessionTimeout  = 30 * time.Minute
+	DefaultShutdownTimeout = 30 * time.Second
+	// bodyTimeout bounds reading one request body, against clients that
+	// send it slowly.
+	bodyTimeout = 30 * time.Second
+	// headerTimeout bounds reading a request's headers.
+	headerTimeout = 10 * time.Second
+)
+
+// ErrNoAuth is the error of Serve on an address other than loopback with no
+// tokens: anyone who reaches the port could read and change the memory.
+var ErrNoAuth = errors.New("mcpserver: serving beyond loopback needs bearer tokens")
+
+// HTTPOptions configures an HTTP.
+type HTTPOptions struct {
+	// Store is the server's store. Each tenant sees its part of it (see
+	// TenantHandler). It may be nil when Open is set.
+	Store blob.Store
+	// Memory configures every tenant's handler; a read-only tenant's is
+	// read-only whatever it says.
+	Memory memory.Options
+	// Open, if set, returns the handler of tenant t (nil when the server
+	// has no tokens) instead of TenantHandler(Store, t, Memory). It is the
+	// one place that decides what a tenant's memory is; it is called once
+	// per tenant, again only after it failed.
+	Open func(ctx context.Context, t *Tenant) (*memory.Handler, error)
+	// Tokens are the bearer tokens and their tenants. With none, the server
+	// needs no token, serves the whole store as one tenant, and Serve
+	// refuses any address but loopback.
+	Tokens *Tokens
+	// Actor is the actor of the commands when there are no tokens (a
+	// tenant's commands have its name).
+	Actor string
+	// MaxRequestBytes caps a request body: a larger one gets 413 and
+	// reaches no handler. 0 means DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// CommandTimeout bounds one command (see Options).
+	CommandTimeout time.Duration
+	// SessionTimeout closes a session idle this long. 0 means
+	// DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// ShutdownTimeout bounds a graceful shutdown. 0 means
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Version is reported to clients (see Options).
+	Version string
+	// Logger receives the server's log. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// HTTP is an http.Handler serving MCP over streamable HTTP at MCPPath and
+// a health check at HealthPath, and Serve runs it on a listener. Each tenant
+// has its own Server, created at its first request; a session belongs to the
+// tenant that opened it, and a request with another tenant's token is
+// refused (403). HTTP is safe for concurrent use.
+type HTTP struct {
+	opts HTTPOptions
+	mcp  http.Handler // the SDK's handler, behind authentication
+
+	mu       sync.Mutex
+	tenants  map[string]*tenantServer // by tenant name; "" without tokens
+	draining bool                     // shutting down: refuse new requests
+	active   int                      // MCP requests (not event streams) in flight
+	idle     []chan struct{}          // closed when active drops to 0
+}
+
+type tenantServer struct {
+	mu  sync.Mutex
+	srv *Server // nil until opened
+}
+
+type serverKey struct{}
+
+// NewHTTP returns an HTTP serving opts.
+func NewHTTP(opts HTTPOptions) (*HTTP, error) {
+	if opts.Store == nil && opts.Open == nil {
+		return nil, errors.New("mcpserver: HTTPOptions needs a Store or an Open function")
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.CommandTimeout <= 0 {
+		opts.CommandTimeout = DefaultCommandTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	h := &HTTP{opts: opts, tenants: map[string]*tenantServer{}}
+	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if s, ok := r.Context().Value(serverKey{}).(*Server); ok {
+			return s.mcp
+		}
+		return nil
+	}, &mcp.StreamableHTTPOptions{
+		JSONResponse:        true,
+		Logger:              sdkLogger(opts.Logger),
+		SessionTimeout:      opts.SessionTimeout,
+		MaxRequestBodyBytes: opts.MaxRequestBytes,
+	})
+	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.serveTenant(w, r, sdk)
+	})
+	if opts.Tokens.Len() > 0 {
+		inner = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(inner)
+	}
+	// Browsers may not drive the server from another origin's page.
+	h.mcp = http.NewCrossOriginProtection().Handler(inner)
+	return h, nil
+}
+
+// verify is the bearer token check: the tenant's name becomes the session's
+// user, which the SDK then requires of every request of the session.
+func (h *HTTP) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	t, ok := h.opts.Tokens.Lookup(token)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: t.Name, Extra: map[string]any{"tenant": t}}, nil
+}
+
+// ServeHTTP routes a request: MCPPath, HealthPath, or 404.
+func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case HealthPath:
+		h.serveHealth(w, r)
+	case MCPPath:
+		if r.Method != http.MethodGet { // a GET is the long-lived event stream
+			if !h.beginRequest() {
+				http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
+				return
+			}
+			defer h.endRequest()
+			// The body must arrive in time (errors: a recorder in tests
+			// cannot set deadlines, and needs none).
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
+		}
+		if h.opts.Tokens.Len() > 0 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cloudmem"`) // removed once the token is good
+		}
+		h.mcp.ServeHTTP(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (h *HTTP) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	h.mu.Lock()
+	draining := h.draining
+	h.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if draining {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "shutting down")
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// serveTenant hands an authenticated request to the SDK with its tenant's
+// Server in the context.
+func (h *HTTP) serveTenant(w http.ResponseWriter, r *http.Request, sdk http.Handler) {
+	w.Header().Del("WWW-Authenticate")
+	var t *Tenant
+	if info := auth.TokenInfoFromContext(r.Context()); info != nil {
+		t, _ = info.Extra["tenant"].(*Tenant)
+		if t == nil { // not reached: verify always sets it
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+	}
+	srv, err := h.tenant(r.Context(), t)
+	if err != nil {
+		h.opts.Logger.Error("mcpserver: opening a tenant's memory", "tenant", nameOf(t), "err", err)
+		http.Error(w, "the memory store is not available", http.StatusServiceUnavailable)
+		return
+	}
+	sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverKey{}, srv)))
+}
+
+func nameOf(t *Tenant) string {
+	if t == nil {
+		return ""
+	}
+	return t.Name
+}
+
+// tenant returns t's Server, opening its handler at the first request (and
+// again after a failure).
+func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
+	h.mu.Lock()
+	ts := h.tenants[nameOf(t)]
+	if ts == nil {
+		ts = &tenantServer{}
+		h.tenants[nameOf(t)] = ts
+	}
+	h.mu.Unlock()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.srv != nil {
+		return ts.srv, nil
+	}
+	var (
+		hd  *memory.Handler
+		err error
+	)
+	if h.opts.Open != nil {
+		hd, err = h.opts.Open(ctx, t)
+	} else {
+		hd, err = TenantHandler(h.opts.Store, t, h.opts.Memory)
+	}
+	if err != nil {
+		return nil, err
+	}
+	actor := h.opts.Actor
+	if t != nil {
+		actor = t.Name
+	}
+	ts.srv = New(hd, &Options{Actor: actor, CommandTimeout: h.opts.CommandTimeout, Version: h.opts.Version, Logger: h.opts.Logger})
+	return ts.srv, nil
+}
+
+// TenantHandler returns the handler of tenant t over store: the keys under
+// t.Prefix (blob.Prefix), read-only when t.ReadOnly. A nil t is the whole
+// store with opts as given.
+func TenantHandler(store blob.Store, t *Tenant, opts memory.Options) (*memory.Handler, error) {
+	if t != nil && t.Prefix != "" {
+		var err error
+		if store, err = blob.Prefix(store, t.Prefix); err != nil {
+			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
+		}
+	}
+	if t != nil && t.ReadOnly {
+		store = blob.ReadOnly(store)
+		opts.ReadOnly = true
+	}
+	return memory.New(store, opts)
+}
+
+func (h *HTTP) beginRequest() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.draining {
+		return false
+	}
+	h.active++
+	return true
+}
+
+func (h *HTTP) endRequest() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.active--; h.active == 0 {
+		for _, ch := range h.idle {
+			close(ch)
+		}
+		h.idle = nil
+	}
+}
+
+// drain refuses new requests from now on and waits until the requests in
+// flight are answered, or ctx is done.
+func (h *HTTP) drain(ctx context.Context) error {
+	h.mu.Lock()
+	h.draining = true
+	if h.active == 0 {
+		h.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	h.idle = append(h.idle, ch)
+	h.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mcpserver: requests still in flight: %w", ctx.Err())
+	}
+}
+
+// Serve serves h on ln (over TLS when tlsConfig is set: it must hold the
+// certificate) until ctx is done, then shuts down gracefully: it stops
+// accepting, refuses new requests (503), lets the commands in flight finish
+// and their answers go out, ends the sessions, and returns nil, all within
+// the shutdown timeout. It refuses, closing ln, to serve without tokens on an
+// address other than loopback (ErrNoAuth).
+func (h *HTTP) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config) error {
+	if h.opts.Tokens.Len() == 0 && !IsLoopback(ln.Addr()) {
+		ln.Close()
+		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment)", ErrNoAuth, ln.Addr())
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(h.opts.Logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() {
+		if tlsConfig != nil {
+			srv.TLSConfig = tlsConfig
+			served <- srv.ServeTLS(ln, "", "")
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-served:
+		return fmt.Errorf("mcpserver: serving: %w", err)
+	case <-ctx.Done():
+	}
+	return h.shutdown(srv)
+}
+
+// shutdown is Serve's graceful end.
+func (h *HTTP) shutdown(srv *http.Server) error {
+	ctx, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownTimeout)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- srv.Shutdown(ctx) }() // no new connections; idle ones close
+	var errs []error
+	if err := h.drain(ctx); err != nil { // every request in flight answered
+		errs = append(errs, err)
+	}
+	h.mu.Lock()
+	servers := make([]*Server, 0, len(h.tenants))
+	for _, ts := range h.tenants {
+		ts.mu.Lock()
+		if ts.srv != nil {
+			servers = append(servers, ts.srv)
+		}
+		ts.mu.Unlock()
+	}
+	h.mu.Unlock()
+	for _, s := range servers {
+		s.Close()
+		if err := s.Wait(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		for ss := range s.mcp.Sessions() { // ends the event streams Shutdown waits for
+			ss.Close()
+		}
+	}
+	if err := <-stopped; err != nil {
+		errs = append(errs, err, srv.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("mcpserver: shutdown: %w", err)
+	}
+	return nil
+}
+
+// IsLoopback reports whether addr is a TCP address on a loopback interface
+// (127.0.0.0/8, ::1). An unspecified address (0.0.0.0, ::) is every
+// interface, so it is not.
+func IsLoopback(addr net.Addr) bool {
+	a, ok := addr.(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
+}

@@ -1,0 +1,163 @@
+package mcpserver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// MinTokenLen is the shortest bearer token a Tokens accepts, in bytes.
+const MinTokenLen = 16
+
+// ErrBadTokens is the error of a token file or token that Tokens refuses;
+// the message names the tenant and what is wrong, never a token.
+var ErrBadTokens = errors.New("mcpserver: bad tokens")
+
+// A Tenant is who a bearer token belongs to, and what part of the store it
+// sees. Tenants are isolated by construction: each has its own handler over
+// its own view of the store, and its sessions cannot be used with another
+// tenant's token.
+type Tenant struct {
+	// Name names the tenant in logs and as the actor of its commands
+	// (blob.WithActor): letters, digits and . _ @ + -, at most 64.
+	Name string `json:"name"`
+	// Prefix is the part of the server's store the tenant sees: the keys
+	// under this directory (blob.Prefix); "" is the whole store.
+	Prefix string `json:"prefix,omitempty"`
+	// ReadOnly refuses the tenant's writing commands.
+	ReadOnly bool `json:"readonly,omitempty"`
+}
+
+// tokenFile is the token file's format. Unknown fields are errors, so that
+// a field added later (a tenant's own store URLs, say) is never silently
+// ignored by an older server.
+type tokenFile struct {
+	Tenants []struct {
+		Tenant
+		// Token is the bearer token itself, or TokenSHA256 the hex SHA-256
+		// of it (so that the file holds no secret); exactly one is set.
+		Token       string `json:"token,omitempty"`
+		TokenSHA256 string `json:"token_sha256,omitempty"`
+	} `json:"tenants"`
+}
+
+// Tokens maps bearer tokens to tenants. It keeps only the SHA-256 of each
+// token, and Lookup compares a presented token's hash with every entry in
+// constant time. The zero value holds no token; a Tokens is safe for
+// concurrent Lookup once filled.
+type Tokens struct {
+	entries []tokenEntry
+}
+
+type tokenEntry struct {
+	sum    [sha256.Size]byte
+	tenant *Tenant
+}
+
+var tenantName = regexp.MustCompile(`^[A-Za-z0-9._@+-]{1,64}$`)
+
+// ParseTokens reads a token file:
+//
+//	{"tenants": [
+//	  {"name": "alice", "token_sha256": "<hex SHA-256 of alice's token>", "prefix": "alice"},
+//	  {"name": "bob", "token": "<bob's token>", "prefix": "bob"},
+//	  {"name": "auditor", "token_sha256": "...", "readonly": true}
+//	]}
+//
+// Names and tokens must be unique. Errors wrap ErrBadTokens.
+func ParseTokens(data []byte) (*Tokens, error) {
+	var f tokenFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%w: the token file is not valid: %w", ErrBadTokens, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: the token file holds more than one JSON value", ErrBadTokens)
+	}
+	ts := &Tokens{}
+	for i, e := range f.Tenants {
+		var sum [sha256.Size]byte
+		switch {
+		case e.Token != "" && e.TokenSHA256 != "":
+			return nil, fmt.Errorf("%w: tenant %d (%q) has both token and token_sha256", ErrBadTokens, i+1, e.Name)
+		case e.Token != "":
+			if len(e.Token) < MinTokenLen {
+				return nil, fmt.Errorf("%w: tenant %d (%q): the token is shorter than %d bytes", ErrBadTokens, i+1, e.Name, MinTokenLen)
+			}
+			sum = sha256.Sum256([]byte(e.Token))
+		default:
+			b, err := hex.DecodeString(e.TokenSHA256)
+			if err != nil || len(b) != sha256.Size {
+				return nil, fmt.Errorf("%w: tenant %d (%q): token_sha256 must be 64 hex digits", ErrBadTokens, i+1, e.Name)
+			}
+			copy(sum[:], b)
+		}
+		if err := ts.add(sum, e.Tenant); err != nil {
+			return nil, fmt.Errorf("tenant %d: %w", i+1, err)
+		}
+	}
+	return ts, nil
+}
+
+// Add adds a tenant with the bearer token token (at least MinTokenLen
+// bytes), for a token given in the environment. Errors wrap ErrBadTokens.
+func (ts *Tokens) Add(token string, t Tenant) error {
+	if len(token) < MinTokenLen {
+		return fmt.Errorf("%w: the token of %q is shorter than %d bytes", ErrBadTokens, t.Name, MinTokenLen)
+	}
+	return ts.add(sha256.Sum256([]byte(token)), t)
+}
+
+func (ts *Tokens) add(sum [sha256.Size]byte, t Tenant) error {
+	if !tenantName.MatchString(t.Name) {
+		return fmt.Errorf("%w: tenant name %q: use 1 to 64 letters, digits and . _ @ + -", ErrBadTokens, t.Name)
+	}
+	if t.Prefix != "" {
+		if err := blob.CheckPrefix(t.Prefix); err != nil || blob.IsReserved(t.Prefix) {
+			return fmt.Errorf("%w: tenant %q: prefix %q is not a valid store directory", ErrBadTokens, t.Name, t.Prefix)
+		}
+	}
+	for _, e := range ts.entries {
+		if e.tenant.Name == t.Name {
+			return fmt.Errorf("%w: tenant %q appears twice", ErrBadTokens, t.Name)
+		}
+		if e.sum == sum {
+			return fmt.Errorf("%w: tenants %q and %q have the same token", ErrBadTokens, e.tenant.Name, t.Name)
+		}
+	}
+	ts.entries = append(ts.entries, tokenEntry{sum: sum, tenant: &t})
+	return nil
+}
+
+// Len reports how many tokens ts holds.
+func (ts *Tokens) Len() int {
+	if ts == nil {
+		return 0
+	}
+	return len(ts.entries)
+}
+
+// Lookup returns the tenant of token. It hashes token and compares the hash
+// with every entry's in constant time, so its time says nothing about how
+// close a wrong token came, nor which entry matched.
+func (ts *Tokens) Lookup(token string) (*Tenant, bool) {
+	if ts == nil {
+		return nil, false
+	}
+	sum := sha256.Sum256([]byte(token))
+	var found *Tenant
+	for _, e := range ts.entries {
+		if subtle.ConstantTimeCompare(sum[:], e.sum[:]) == 1 {
+			found = e.tenant
+		}
+	}
+	return found, found != nil
+}

@@ -19,7 +19,7 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 		return res
 	}
 	if key == "" {
-		return errorResult(msgExists(c.path))
+		return errorResult(ErrExists, msgExists(c.path))
 	}
 	data := []byte(c.fileText)
 	size := int64(len(data))
@@ -29,13 +29,13 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 		case err != nil:
 			return h.storageFailure(ctx, c, c.path, err), false
 		case s.isDir || s.isFile && !h.overwrite:
-			return errorResult(msgExists(c.path)), false
+			return errorResult(ErrExists, msgExists(c.path)), false
 		case s.fileAncestor != "":
-			return errorResult(msgAncestorFile(s.fileAncestor)), false
+			return errorResult(ErrNotDir, msgAncestorFile(s.fileAncestor)), false
 		case size > h.maxFileBytes:
-			return errorResult(msgTooBig(c.path, size, h.maxFileBytes)), false
+			return errorResult(ErrTooLarge, msgTooBig(c.path, size, h.maxFileBytes)), false
 		case !s.isFile && h.maxFiles >= 0 && s.files >= h.maxFiles:
-			return errorResult(msgFull(s.files, h.maxFiles)), false
+			return errorResult(ErrFull, msgFull(s.files, h.maxFiles)), false
 		}
 		cond := blob.Cond{IfAbsent: true}
 		if s.isFile {
@@ -48,7 +48,7 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 		case !errors.Is(err, blob.ErrPrecondition):
 			return h.storageFailure(ctx, c, c.path, err), false
 		case !h.overwrite: // another writer created it a moment ago
-			return errorResult(msgExists(c.path)), false
+			return errorResult(ErrExists, msgExists(c.path)), false
 		}
 		return Result{}, true
 	})
@@ -69,7 +69,7 @@ type survey struct {
 // it.
 func (h *Handler) survey(ctx context.Context, key string) (survey, error) {
 	var s survey
-	prefix := ""
+	prefix := h.countPrefix(key) // a mount's files on a mount table (mount.go)
 	if h.maxFiles < 0 {
 		prefix, _, _ = strings.Cut(key, "/")
 	}
@@ -95,8 +95,8 @@ func (h *Handler) survey(ctx context.Context, key string) (survey, error) {
 }
 
 // editFunc computes a file's new content from its current (UTF-8) content.
-// It returns the new content and the success text, or the error text.
-type editFunc func(content []byte) (updated []byte, done, fail string)
+// It returns the new content and the success text, or the failure.
+type editFunc func(content []byte) (updated []byte, done string, fail *Error)
 
 // edit is the read-modify-write of str_replace and insert: Get, apply,
 // Put(IfVersion), and on a conflict the same again on the fresh content.
@@ -107,32 +107,35 @@ func (h *Handler) edit(ctx context.Context, c *command, missing func(path string
 		return res
 	}
 	if key == "" {
-		return errorResult(msgNotAFile(c.path))
+		return errorResult(ErrNotFile, msgNotAFile(c.path))
 	}
 	return h.retry(ctx, c, c.path, func() (Result, bool) {
-		content, info, err := h.store.Get(ctx, key)
+		content, info, err := h.store.Get(ctx, key, h.readLimit())
+		if errors.Is(err, blob.ErrTooLarge) {
+			return errorResult(ErrTooLarge, msgTooLargeToRead(c.path, err)), false
+		}
 		if errors.Is(err, blob.ErrNotExist) {
 			isDir, err := h.isDir(ctx, key)
 			switch {
 			case err != nil:
 				return h.storageFailure(ctx, c, c.path, err), false
 			case isDir:
-				return errorResult(msgNotAFile(c.path)), false
+				return errorResult(ErrNotFile, msgNotAFile(c.path)), false
 			}
-			return errorResult(missing(c.path)), false
+			return errorResult(ErrNotFound, missing(c.path)), false
 		}
 		if err != nil {
 			return h.storageFailure(ctx, c, c.path, err), false
 		}
 		if !utf8.Valid(content) {
-			return errorResult(msgNotUTF8(c.path)), false
+			return errorResult(ErrNotText, msgNotUTF8(c.path)), false
 		}
 		updated, done, fail := apply(content)
-		if fail != "" {
-			return errorResult(fail), false
+		if fail != nil {
+			return failedResult(fail), false
 		}
 		if n := int64(len(updated)); n > h.maxFileBytes {
-			return errorResult(msgTooBig(c.path, n, h.maxFileBytes)), false
+			return errorResult(ErrTooLarge, msgTooBig(c.path, n, h.maxFileBytes)), false
 		}
 		_, err = h.store.Put(ctx, key, updated, blob.Cond{IfVersion: info.Version})
 		switch {
@@ -145,27 +148,34 @@ func (h *Handler) edit(ctx context.Context, c *command, missing func(path string
 	})
 }
 
-// isDir reports whether any key lies under the directory key.
+// isDir reports whether any memory file lies under the directory key:
+// reserved bookkeeping keys beneath it do not make it a directory. It reads
+// the listing only up to the first memory file.
 func (h *Handler) isDir(ctx context.Context, key string) (bool, error) {
-	for _, err := range h.store.List(ctx, key+"/") {
-		return err == nil, err
+	for info, err := range h.store.List(ctx, key+"/") {
+		if err != nil {
+			return false, err
+		}
+		if !isBookkeeping(info.Key) {
+			return true, nil
+		}
 	}
 	return false, nil
 }
 
 // strReplace replaces the one occurrence of old_str with new_str.
 func (h *Handler) strReplace(ctx context.Context, c *command) Result {
-	return h.edit(ctx, c, msgNotExistValid, func(content []byte) ([]byte, string, string) {
+	return h.edit(ctx, c, msgNotExistValid, func(content []byte) ([]byte, string, *Error) {
 		if c.oldStr == "" {
-			return nil, "", msgEmptyOldStr
+			return nil, "", &Error{Kind: ErrInvalidInput, Msg: msgEmptyOldStr}
 		}
 		old := []byte(c.oldStr)
 		at := bytes.Index(content, old)
 		if at < 0 {
-			return nil, "", msgNoMatch(c.oldStr, c.path)
+			return nil, "", &Error{Kind: ErrNoMatch, Msg: msgNoMatch(c.oldStr, c.path)}
 		}
 		if bytes.Contains(content[at+len(old):], old) {
-			return nil, "", msgManyMatches(c.oldStr, matchLines(content, old))
+			return nil, "", &Error{Kind: ErrAmbiguous, Msg: msgManyMatches(c.oldStr, matchLines(content, old))}
 		}
 		updated := make([]byte, 0, len(content)-len(old)+len(c.newStr))
 		updated = append(updated, content[:at]...)
@@ -179,7 +189,7 @@ func (h *Handler) strReplace(ctx context.Context, c *command) Result {
 		var b strings.Builder
 		b.WriteString(snippetHeader)
 		writeNumbered(&b, updated, max(first-2, 1), min(last+2, countLines(updated)), -1)
-		return updated, b.String(), ""
+		return updated, b.String(), nil
 	})
 }
 
@@ -205,10 +215,10 @@ func matchLines(content, old []byte) []int {
 
 // insert adds insert_text as whole lines after line insert_line.
 func (h *Handler) insert(ctx context.Context, c *command) Result {
-	return h.edit(ctx, c, msgNotExist, func(content []byte) ([]byte, string, string) {
+	return h.edit(ctx, c, msgNotExist, func(content []byte) ([]byte, string, *Error) {
 		n := textLines(content)
 		if c.insertLine < 0 || c.insertLine > int64(n) {
-			return nil, "", msgInsertLine(c.insertLine, n)
+			return nil, "", &Error{Kind: ErrOutOfRange, Msg: msgInsertLine(c.insertLine, n)}
 		}
 		text := strings.TrimSuffix(c.insertText, "\n")
 		k := int(c.insertLine)
@@ -224,7 +234,7 @@ func (h *Handler) insert(ctx context.Context, c *command) Result {
 			updated = append(append(updated, text...), '\n')
 			updated = append(updated, content[at:]...)
 		}
-		return updated, msgInserted(c.path), ""
+		return updated, msgInserted(c.path), nil
 	})
 }
 

@@ -54,11 +54,11 @@ func (f *faultStore) hit(method string) bool {
 	return method == f.fail && (f.nth == 0 || f.calls[method] == f.nth)
 }
 
-func (f *faultStore) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (f *faultStore) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	if f.hit("Get") {
 		return nil, blob.Info{}, f.err
 	}
-	return f.inner.Get(ctx, key)
+	return f.inner.Get(ctx, key, limit)
 }
 
 func (f *faultStore) Stat(ctx context.Context, key string) (blob.Info, error) {

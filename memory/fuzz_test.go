@@ -32,9 +32,9 @@ func (r *recorder) key(k string) {
 	r.keys = append(r.keys, k)
 }
 
-func (r *recorder) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (r *recorder) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	r.key(key)
-	return r.Store.Get(ctx, key)
+	return r.Store.Get(ctx, key, limit)
 }
 
 func (r *recorder) Stat(ctx context.Context, key string) (blob.Info, error) {

@@ -5,7 +5,27 @@
 // commands on paths under /memories; a Handler validates them, maps each path
 // to a store key relative to /memories, simulates directories over the flat
 // key space, and returns the exact result texts the model was trained on
-// (see SPEC.md in the project's shared documents).
+// (docs/spec.md in this repository gives them string by string).
+//
+// # Two entry points, one behaviour
+//
+// Execute takes the raw JSON input of a tool_use block, as the model sends
+// it. Programs (a CLI, an MCP server, sync and transfer tools) call the
+// typed methods instead, which Execute is a thin decode over: View, Create,
+// StrReplace, Insert, Delete and Rename take Go arguments and return exactly
+// the Result Execute returns for the same command.
+//
+// A Result carries the model's text and, on failure, Err: an *Error whose
+// Kind is one of the sentinels (ErrNotFound, ErrExists, ErrInvalidPath, ...;
+// test with errors.Is) and whose Error() is the SPEC text without the
+// "Error: " prefix, so no caller needs to copy or parse a SPEC text. Besides
+// the commands:
+//
+//	Resolve(path) (key, error)     validate a path as the commands do; its store key
+//	PathOf(key) string             the inverse: "notes/a.md" is /memories/notes/a.md
+//	(*Handler).ReadFile(ctx, path) the exact bytes of a file (no line numbers)
+//	(*Handler).Files(ctx, dir)     every memory file under dir, recursively, in key order
+//	WithActor(ctx, actor)          name who acts, for the layers that record changes
 //
 // # Paths and keys
 //
@@ -104,6 +124,9 @@ type Options struct {
 	// Logger receives the details of storage failures, which the model
 	// sees only in short form. Nil means slog.Default().
 	Logger *slog.Logger
+	// Observer, when not nil, is told when each command starts and ends
+	// and of each conflict (see Observer); package telemetry provides one.
+	Observer Observer
 }
 
 // Image is the content of an image file returned by view.
@@ -121,6 +144,10 @@ type Result struct {
 	Image *Image
 	// IsError is the tool_result's is_error flag.
 	IsError bool
+	// Err is nil when the command succeeded. Otherwise it is an *Error
+	// whose Kind says what failed and whose Error() is Text without the
+	// "Error: " prefix.
+	Err error
 }
 
 // Handler executes memory commands against one store. It is safe for
@@ -130,6 +157,7 @@ type Result struct {
 type Handler struct {
 	store blob.Store
 	log   *slog.Logger
+	obs   Observer // nil: none
 
 	// The options, defaults applied.
 	maxFileBytes  int64
@@ -159,6 +187,7 @@ func New(store blob.Store, opts Options) (*Handler, error) {
 	h := &Handler{
 		store:         store,
 		log:           cmp.Or(opts.Logger, slog.Default()),
+		obs:           opts.Observer,
 		maxFileBytes:  cmp.Or(opts.MaxFileBytes, DefaultMaxFileBytes),
 		maxFiles:      cmp.Or(opts.MaxFiles, DefaultMaxFiles),
 		viewLimit:     cmp.Or(opts.ViewLimit, DefaultViewLimit),
@@ -173,7 +202,9 @@ func New(store blob.Store, opts Options) (*Handler, error) {
 
 // Execute runs one command. input is the raw JSON "input" object of a
 // tool_use block. It never panics; malformed input yields an error Result
-// and touches no storage.
+// (Err of kind ErrInvalidInput) and touches no storage. Otherwise it returns
+// exactly what the typed method of the command (View, Create, StrReplace,
+// Insert, Delete, Rename) returns for the decoded arguments.
 //
 // Every read-modify-write (str_replace, insert, create with Overwrite)
 // commits with a conditional Put; when another writer got there first, the
@@ -185,24 +216,38 @@ func New(store blob.Store, opts Options) (*Handler, error) {
 func (h *Handler) Execute(ctx context.Context, input []byte) Result {
 	c, msg := decode(input)
 	if msg != "" {
-		return errorResult(msg)
+		return h.observed(ctx, &c, errorResult(ErrInvalidInput, msg))
+	}
+	return h.do(ctx, &c)
+}
+
+// do runs a decoded command: the one dispatch of Execute and the typed
+// methods. A writing command on a read-only handler or store is refused
+// before its paths are looked at, as SPEC orders the checks.
+func (h *Handler) do(ctx context.Context, c *command) (res Result) {
+	if h.obs != nil {
+		ctx = h.observeStart(ctx, c)
+		defer func() { h.observeEnd(ctx, res) }()
 	}
 	if c.name != "view" && (h.readOnly || blob.IsReadOnly(h.store)) {
-		return errorResult(msgReadOnly(c.name))
+		return errorResult(ErrReadOnly, msgReadOnly(c.name))
+	}
+	if res, ok := h.checkMounts(c); !ok { // mount.go
+		return res
 	}
 	switch c.name {
 	case "view":
-		return h.view(ctx, &c)
+		return h.view(ctx, c)
 	case "create":
-		return h.create(ctx, &c)
+		return h.create(ctx, c)
 	case "str_replace":
-		return h.strReplace(ctx, &c)
+		return h.strReplace(ctx, c)
 	case "insert":
-		return h.insert(ctx, &c)
+		return h.insert(ctx, c)
 	case "delete":
-		return h.delete(ctx, &c)
-	default: // "rename": decode accepts only the six commands
-		return h.rename(ctx, &c)
+		return h.delete(ctx, c)
+	default: // "rename": decode and the typed methods make only the six
+		return h.rename(ctx, c)
 	}
 }
 
@@ -211,7 +256,7 @@ func (h *Handler) Execute(ctx context.Context, input []byte) Result {
 func (h *Handler) resolve(ctx context.Context, c *command, path string) (key string, res Result, ok bool) {
 	key, msg := resolve(path)
 	if msg != "" {
-		return "", errorResult(msg), false
+		return "", errorResult(ErrInvalidPath, msg), false
 	}
 	if err := checkKey(key); err != nil {
 		err = fmt.Errorf("memory: path validation let an invalid key through: %w", err)

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -14,13 +15,11 @@ const (
 	maxPathBytes = 1024
 	// maxSegmentBytes caps one name in a path.
 	maxSegmentBytes = 255
-	// reservedName is the top-level name kept for the storage's own
-	// bookkeeping (for example the encryption layer's key object).
-	reservedName = ".cloudmem"
 )
 
-// resolve validates a path as SPEC.md orders the checks (prefix, escape,
-// characters, length, reserved) and returns its store key: "" for the root,
+// resolve validates a path as docs/spec.md orders the checks (prefix,
+// escape, characters, length, reserved) and returns its store key: "" for
+// the root,
 // "notes/a.md" for /memories/notes/a.md. On failure it returns the error
 // text instead.
 func resolve(path string) (key, msg string) {
@@ -35,6 +34,9 @@ func resolve(path string) (key, msg string) {
 			return "", msgChars(path)
 		}
 	}
+	if !utf8.ValidString(path) { // only a typed call can send one
+		return "", msgChars(path)
+	}
 	if len(path) > maxPathBytes {
 		return "", msgTooLong(path)
 	}
@@ -44,7 +46,7 @@ func resolve(path string) (key, msg string) {
 		}
 	}
 	key = normalise(path[len(root):])
-	if key == reservedName || strings.HasPrefix(key, reservedName+"/") {
+	if blob.IsReserved(key) {
 		return "", msgReserved(path)
 	}
 	return key, ""
@@ -107,11 +109,9 @@ func pathOf(key string) string {
 }
 
 // isBookkeeping reports whether a store key belongs to the storage's own
-// bookkeeping: such keys count in no listing, size or file limit.
-func isBookkeeping(key string) bool {
-	return strings.HasPrefix(key, reservedName) &&
-		(len(key) == len(reservedName) || key[len(reservedName)] == '/')
-}
+// bookkeeping (a segment is reserved, see blob.IsReserved): such keys count
+// in no listing, size or file limit, and no path reaches them.
+func isBookkeeping(key string) bool { return blob.IsReserved(key) }
 
 // parent returns the key of the directory holding key ("" for the root).
 func parent(key string) string {

@@ -44,7 +44,7 @@ func contents(t testing.TB, s blob.Store) map[string]string {
 	}
 	out := map[string]string{}
 	for _, info := range infos {
-		data, _, err := s.Get(ctx, info.Key)
+		data, _, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatalf("Get %q: %v", info.Key, err)
 		}
@@ -264,7 +264,7 @@ func (r *rivalStore) Put(ctx context.Context, key string, data []byte, c blob.Co
 	r.mu.Lock()
 	if r.rivals > 0 {
 		r.rivals--
-		old, _, err := r.Store.Get(ctx, key)
+		old, _, err := r.Store.Get(ctx, key, blob.MaxObjectBytes)
 		if err != nil && !errors.Is(err, blob.ErrNotExist) {
 			r.mu.Unlock()
 			return blob.Info{}, err

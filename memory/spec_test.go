@@ -59,7 +59,7 @@ func newPrefixed(t *testing.T) blob.Store {
 	}
 	t.Cleanup(func() {
 		for k, v := range neighbours {
-			data, _, err := inner.Get(ctx, k)
+			data, _, err := inner.Get(ctx, k, blob.MaxObjectBytes)
 			if err != nil || string(data) != v {
 				t.Errorf("neighbour %q outside the prefix: got %q, %v; want %q unchanged", k, data, err, v)
 			}

@@ -15,13 +15,13 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 		return res
 	}
 	if key == "" {
-		return errorResult(msgDeleteRoot)
+		return errorResult(ErrRoot, msgDeleteRoot)
 	}
 	err := h.store.Delete(ctx, key, blob.Cond{})
 	if errors.Is(err, blob.ErrNotExist) {
 		err = blob.DeleteTree(ctx, h.store, key)
 		if errors.Is(err, blob.ErrNotExist) {
-			return errorResult(msgNotExist(c.path))
+			return errorResult(ErrNotFound, msgNotExist(c.path))
 		}
 	}
 	if err != nil {
@@ -50,7 +50,7 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 		return res
 	}
 	if oldKey == "" {
-		return errorResult(msgRenameRoot)
+		return errorResult(ErrRoot, msgRenameRoot)
 	}
 	known := newKey != "" && newKey != oldKey && !within(newKey, oldKey) &&
 		(parent(newKey) == "" || within(oldKey, parent(newKey)))
@@ -64,9 +64,9 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 	case err == nil:
 		return textResult(msgRenamed(c.oldPath, c.newPath))
 	case errors.Is(err, blob.ErrNotExist):
-		return errorResult(msgNotExist(c.oldPath))
+		return errorResult(ErrNotFound, msgNotExist(c.oldPath))
 	case errors.Is(err, blob.ErrPrecondition):
-		return errorResult(msgDestExists(c.newPath))
+		return errorResult(ErrExists, msgDestExists(c.newPath))
 	}
 	return h.storageFailure(ctx, c, c.oldPath, err)
 }
@@ -79,16 +79,16 @@ func (h *Handler) checkRename(ctx context.Context, c *command, oldKey, newKey st
 	case err != nil:
 		return h.storageFailure(ctx, c, c.oldPath, err), false
 	case !found:
-		return errorResult(msgNotExist(c.oldPath)), false
+		return errorResult(ErrNotFound, msgNotExist(c.oldPath)), false
 	}
 	found, err = h.exists(ctx, newKey)
 	switch {
 	case err != nil:
 		return h.storageFailure(ctx, c, c.oldPath, err), false
 	case found:
-		return errorResult(msgDestExists(c.newPath)), false
+		return errorResult(ErrExists, msgDestExists(c.newPath)), false
 	case within(newKey, oldKey):
-		return errorResult(msgIntoItself(c.oldPath, c.newPath)), false
+		return errorResult(ErrIntoItself, msgIntoItself(c.oldPath, c.newPath)), false
 	}
 	// The old path's ancestors are directories since it exists; any other
 	// ancestor of the new path must not be a file. One with keys beneath it
@@ -101,7 +101,7 @@ func (h *Handler) checkRename(ctx context.Context, c *command, oldKey, newKey st
 		_, err := h.store.Stat(ctx, dir)
 		switch {
 		case err == nil:
-			return errorResult(msgAncestorFile(dir)), false
+			return errorResult(ErrNotDir, msgAncestorFile(dir)), false
 		case !errors.Is(err, blob.ErrNotExist):
 			return h.storageFailure(ctx, c, c.oldPath, err), false
 		}

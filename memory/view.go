@@ -23,10 +23,12 @@ func (h *Handler) view(ctx context.Context, c *command) Result {
 	if key == "" {
 		return h.viewDir(ctx, c, key)
 	}
-	data, _, err := h.store.Get(ctx, key)
+	data, _, err := h.store.Get(ctx, key, h.readLimit())
 	switch {
 	case err == nil:
 		return h.viewFile(c, key, data)
+	case errors.Is(err, blob.ErrTooLarge):
+		return errorResult(ErrTooLarge, msgTooLargeToRead(c.path, err))
 	case !errors.Is(err, blob.ErrNotExist):
 		return h.storageFailure(ctx, c, c.path, err)
 	}
@@ -55,15 +57,16 @@ func (h *Handler) viewDir(ctx context.Context, c *command, key string) Result {
 			return h.storageFailure(ctx, c, c.path, err)
 		}
 		rel, ok := strings.CutPrefix(info.Key, prefix)
-		if !ok || rel == "" || key == "" && isBookkeeping(rel) {
+		if !ok || rel == "" || isBookkeeping(info.Key) {
 			continue
 		}
 		found = true
 		total += info.Size
 		items = addToTree(items, rel, info.Size)
 	}
+	items, found = h.mountPoints(key, items, found) // mount.go
 	if key != "" && !found {
-		return errorResult(msgNotExistValid(c.path))
+		return errorResult(ErrNotFound, msgNotExistValid(c.path))
 	}
 	dir := pathOf(key)
 	var b strings.Builder
@@ -148,16 +151,16 @@ func hidden(name string) bool { return strings.HasPrefix(name, ".") || name == "
 func (h *Handler) viewFile(c *command, key string, data []byte) Result {
 	if media := imageType(key, data); media != "" {
 		if n := int64(len(data)); n > h.maxImageBytes {
-			return errorResult(msgImageTooBig(c.path, n, h.maxImageBytes))
+			return errorResult(ErrTooLarge, msgImageTooBig(c.path, n, h.maxImageBytes))
 		}
 		return Result{Image: &Image{MediaType: media, Data: data}}
 	}
 	if !utf8.Valid(data) {
-		return errorResult(msgNotUTF8(c.path))
+		return errorResult(ErrNotText, msgNotUTF8(c.path))
 	}
 	n := countLines(data)
 	if n > h.maxLines {
-		return errorResult(msgLineLimit(c.path, h.maxLines))
+		return errorResult(ErrTooLarge, msgLineLimit(c.path, h.maxLines))
 	}
 	first, last := 1, n
 	if r := c.viewRange; len(r) == 2 {
@@ -168,7 +171,7 @@ func (h *Handler) viewFile(c *command, key string, data []byte) Result {
 			end = int64(n)
 		}
 		if start > int64(n) || z < -1 || end < start {
-			return errorResult(msgViewRange(a, z, c.path, n))
+			return errorResult(ErrOutOfRange, msgViewRange(a, z, c.path, n))
 		}
 		first, last = int(start), int(end)
 	}

@@ -56,8 +56,9 @@ func pathCases() []Case {
 	for _, p := range []struct{ path, key string }{
 		{"/memories/..a", "..a"}, {"/memories/a..", "a.."}, {"/memories/...", "..."}, {"/memories/a%20b", "a%20b"},
 		{"/memories/a%41", "a%41"}, {"/memories/100%", "100%"}, {"/memories/%2", "%2"}, {"/memories/a%2", "a%2"},
-		{"/memories/.hidden", ".hidden"}, {"/memories/a/.cloudmem", "a/.cloudmem"}, {"/memories/.cloudmemX", ".cloudmemX"},
-		{"/memories/.cloudmem.md", ".cloudmem.md"}, {"/memories/x/", "x"}, {"/memories//d//./f.md", "d/f.md"},
+		{"/memories/.hidden", ".hidden"}, {"/memories/.cloudmemX", ".cloudmemX"}, {"/memories/a/.cloudmemX", "a/.cloudmemX"},
+		{"/memories/.cloudmem.md", ".cloudmem.md"}, {"/memories/a/.cloudmem_x", "a/.cloudmem_x"}, {"/memories/x.cloudmem", "x.cloudmem"},
+		{"/memories/x/", "x"}, {"/memories//d//./f.md", "d/f.md"},
 	} {
 		c = append(c, Case{Name: "legal " + p.path, Input: createPath(p.path), Want: ok(created(p.path)), WantFiles: files("/memories/"+p.key, "x")})
 	}
@@ -109,6 +110,29 @@ func reservedCases() []Case {
 		"/memories/./.cloudmem", "/memories/.cloudmem/./key"} {
 		c = append(c, Case{Name: "reserved view " + p, Files: bk, Input: viewPath(p), Want: fail(reserved(p))})
 	}
+	// docs/spec.md "Paths": reserved at every depth, and any segment
+	// starting with ".cloudmem-" too (a store opened with prefix=team must
+	// not reach the bookkeeping of the store prefix=team/alice).
+	nested := files("/memories/alice/.cloudmem/crypt-key", "wrapped key", "/memories/alice/a.md", "a")
+	for _, p := range []string{"/memories/alice/.cloudmem", "/memories/alice/.cloudmem/crypt-key", "/memories/a/b/.cloudmem/x",
+		"/memories/.cloudmem-lock", "/memories/a/.cloudmem-tmp-1", "/memories/.cloudmem-/x", "/memories/alice/.cloudmem/"} {
+		c = append(c,
+			Case{Name: "reserved at depth: view " + p, Files: nested, Input: viewPath(p), Want: fail(reserved(p))},
+			Case{Name: "reserved at depth: create " + p, Files: nested, Input: createPath(p), Want: fail(reserved(p))},
+			Case{Name: "reserved at depth: delete " + p, Files: nested, Input: in("command", "delete", "path", p), Want: fail(reserved(p))},
+		)
+	}
+	c = append(c,
+		Case{Name: "reserved at depth: rename destination", Files: nested,
+			Input: in("command", "rename", "old_path", "/memories/alice/a.md", "new_path", "/memories/alice/.cloudmem-x/a.md"),
+			Want:  fail(reserved("/memories/alice/.cloudmem-x/a.md"))},
+		Case{Name: "reserved at depth: str_replace", Files: nested,
+			Input: in("command", "str_replace", "path", "/memories/alice/.cloudmem/crypt-key", "old_str", "wrapped", "new_str", "x"),
+			Want:  fail(reserved("/memories/alice/.cloudmem/crypt-key"))},
+		Case{Name: "reserved at depth: insert", Files: nested,
+			Input: in("command", "insert", "path", "/memories/.cloudmem-lock", "insert_line", 0, "insert_text", "x"),
+			Want:  fail(reserved("/memories/.cloudmem-lock"))},
+	)
 	return append(c,
 		Case{Name: "reserved create", Files: bk, Input: createPath("/memories/.cloudmem/new"), Want: fail(reserved("/memories/.cloudmem/new"))},
 		Case{Name: "reserved delete", Files: bk, Input: in("command", "delete", "path", "/memories/.cloudmem"), Want: fail(reserved("/memories/.cloudmem"))},

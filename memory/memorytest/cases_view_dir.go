@@ -55,6 +55,17 @@ func viewDirCases() []Case {
 	return []Case{
 		{Name: "empty root", Input: viewPath("/memories"), Want: ok("Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories")},
 		{Name: "root holding only bookkeeping keys is empty", Files: files("/memories/.cloudmem/key", "k", "/memories/.cloudmem/x/y", "yy"), Input: viewPath("/memories"), Want: ok(emptyRoot)},
+		// docs/spec.md "Paths": a key with a reserved segment at any depth is
+		// no memory file: no listing or size counts it, and a directory
+		// holding nothing else does not exist.
+		{Name: "nested bookkeeping keys count nowhere", Files: files("/memories/alice/a.md", "abc", "/memories/alice/.cloudmem/crypt-key", "0123456789",
+			"/memories/alice/b/.cloudmem/x", "12345"), Input: viewPath("/memories"),
+			Want: ok(listing("/memories", "3B\t/memories", "3B\t/memories/alice/", "3B\t/memories/alice/a.md"))},
+		{Name: "nested bookkeeping keys count nowhere, in a directory", Files: files("/memories/alice/a.md", "abc", "/memories/alice/.cloudmem/crypt-key", "0123456789",
+			"/memories/alice/b/.cloudmem/x", "12345"), Input: viewPath("/memories/alice"),
+			Want: ok(listing("/memories/alice", "3B\t/memories/alice", "3B\t/memories/alice/a.md"))},
+		{Name: "a directory of bookkeeping keys only does not exist", Files: files("/memories/a.md", "a", "/memories/bob/.cloudmem/crypt-key", "k"),
+			Input: viewPath("/memories/bob"), Want: fail(notExist("/memories/bob"))},
 		{Name: "root holding only hidden files", Files: files("/memories/.h", "abc"), Input: viewPath("/memories"), Want: ok(listing("/memories", "3B\t/memories"))},
 		{Name: "one file", Files: files("/memories/a.md", "hi"), Input: viewPath("/memories"), Want: ok(listing("/memories", "2B\t/memories", "2B\t/memories/a.md"))},
 		{Name: "empty file", Files: files("/memories/e", ""), Input: viewPath("/memories"), Want: ok(listing("/memories", "0B\t/memories", "0B\t/memories/e"))},

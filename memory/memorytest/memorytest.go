@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -199,6 +200,7 @@ func checkResult(t *testing.T, c Case, got memory.Result) {
 	}
 	imageOK := sameImage(got.Image, c.Want.Image)
 	if textOK && imageOK && got.IsError == c.Want.IsError {
+		checkErr(t, c, got)
 		return
 	}
 	how := "exactly"
@@ -207,6 +209,78 @@ func checkResult(t *testing.T, c Case, got memory.Result) {
 	}
 	t.Errorf("input %q\n got: %s\nwant %s: %s%s",
 		c.Input, describe(got), how, describe(c.Want), firstDifference(got.Text, c.Want.Text))
+}
+
+// checkErr checks Result.Err against the (already matching) text: nil on
+// success; otherwise an *memory.Error whose text is Text without "Error: "
+// and whose Kind is the one the contract's text names.
+func checkErr(t *testing.T, c Case, got memory.Result) {
+	t.Helper()
+	if !got.IsError {
+		if got.Err != nil {
+			t.Errorf("input %q: success with Err = %v, want nil", c.Input, got.Err)
+		}
+		return
+	}
+	var e *memory.Error
+	if !errors.As(got.Err, &e) {
+		t.Errorf("input %q: Err = %#v, want a *memory.Error", c.Input, got.Err)
+		return
+	}
+	if want := strings.TrimPrefix(got.Text, "Error: "); e.Error() != want {
+		t.Errorf("input %q: Err.Error() = %q, want %q", c.Input, e.Error(), want)
+	}
+	if want := kindOf(got.Text); !errors.Is(got.Err, want) || e.Kind != want {
+		t.Errorf("input %q: Err.Kind = %v, want %v", c.Input, e.Kind, want)
+	}
+}
+
+// kindOf is the memory.Err* kind of an error text of the contract
+// (docs/spec.md), recognised by its fixed words.
+func kindOf(text string) error {
+	msg := strings.TrimPrefix(text, "Error: ")
+	has := func(prefix, suffix string) bool {
+		return strings.HasPrefix(msg, prefix) && strings.HasSuffix(msg, suffix)
+	}
+	switch {
+	case has("Invalid memory command input: ", ""), has("Parameter `", ""), has("Unknown memory command: ", ""),
+		msg == "No replacement was performed, old_str must not be empty.":
+		return memory.ErrInvalidInput
+	case has("The memory directory is read-only: ", " is not allowed"):
+		return memory.ErrReadOnly
+	case has("Path ", ""):
+		return memory.ErrInvalidPath
+	case has("The memory storage failed: ", ""):
+		return memory.ErrStorage
+	case has("The file ", "; no change was made. Try the command again."):
+		return memory.ErrConflict
+	case has("The file ", " is not a UTF-8 text file"):
+		return memory.ErrNotText
+	case has("The path ", " is not a file."):
+		return memory.ErrNotFile
+	case has("The path ", " is a file, not a directory"):
+		return memory.ErrNotDir
+	case has("The path ", " does not exist"), has("The path ", " does not exist. Please provide a valid path."):
+		return memory.ErrNotFound
+	case has("Invalid `view_range` parameter: ", " lines"), has("Invalid `insert_line` parameter: ", "]"):
+		return memory.ErrOutOfRange
+	case has("File ", " lines."), has("Image ", " bytes per image"), has("File ", " bytes per memory file"),
+		has("File ", " bytes that a memory command reads"):
+		return memory.ErrTooLarge
+	case has("File ", " already exists"), has("The destination ", " already exists"):
+		return memory.ErrExists
+	case has("The memory directory is full: ", " Delete or merge files first."):
+		return memory.ErrFull
+	case has("No replacement was performed, old_str `", "."):
+		return memory.ErrNoMatch
+	case has("No replacement was performed. Multiple occurrences of old_str `", ". Please ensure it is unique"):
+		return memory.ErrAmbiguous
+	case msg == "Cannot delete the /memories directory itself", msg == "Cannot rename the /memories directory itself":
+		return memory.ErrRoot
+	case has("Cannot move ", ")"):
+		return memory.ErrIntoItself
+	}
+	return fmt.Errorf("memorytest: no kind for the text %q", text)
 }
 
 func sameImage(a, b *memory.Image) bool {
@@ -268,7 +342,7 @@ func snapshot(t *testing.T, s blob.Store) map[string]object {
 	}
 	out := make(map[string]object, len(infos))
 	for _, info := range infos {
-		data, got, err := s.Get(ctx, info.Key)
+		data, got, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatalf("snapshot: Get %q: %v", info.Key, err)
 		}
@@ -338,12 +412,27 @@ func short(data string) string {
 
 // The helpers below keep the case tables close to the contract's text.
 
+// same reports whether two Results are the same: text, image and flag, and
+// for errors the same text and Kind in Err.
+func same(a, b memory.Result) bool {
+	if a.Text != b.Text || a.IsError != b.IsError || !sameImage(a.Image, b.Image) || (a.Err == nil) != (b.Err == nil) {
+		return false
+	}
+	if a.Err == nil {
+		return true
+	}
+	var ea, eb *memory.Error
+	return errors.As(a.Err, &ea) && errors.As(b.Err, &eb) && ea.Kind == eb.Kind && ea.Msg == eb.Msg
+}
+
 // ok is a success result.
 func ok(text string) memory.Result { return memory.Result{Text: text} }
 
 // fail is an error result; text is written without the "Error: " prefix,
 // as the contract writes it.
-func fail(text string) memory.Result { return memory.Result{Text: "Error: " + text, IsError: true} }
+func fail(text string) memory.Result {
+	return memory.Result{Text: "Error: " + text, IsError: true, Err: &memory.Error{Kind: kindOf(text), Msg: text}}
+}
 
 // listing is a directory view of dir (the normalised path) with its lines.
 func listing(dir string, lines ...string) string {

@@ -40,11 +40,11 @@ type failStore struct {
 	fail  op
 }
 
-func (f failStore) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (f failStore) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	if f.fail&opGet != 0 {
 		return nil, blob.Info{}, secretCause
 	}
-	return f.inner.Get(ctx, key)
+	return f.inner.Get(ctx, key, limit)
 }
 
 func (f failStore) Stat(ctx context.Context, key string) (blob.Info, error) {

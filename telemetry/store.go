@@ -1,0 +1,198 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// Store returns a blob.Store that forwards every call to s and records a
+// span (a child of the span in the call's context) and metrics for each.
+// It forwards blob.Renamer, blob.TreeDeleter, blob.ReadOnlyReporter,
+// blob.Mounter, blob.KeyBudgeter and io.Closer to s; a capability call s lacks returns errors.ErrUnsupported
+// without a span, as it reaches no storage (the package functions
+// blob.Rename and blob.DeleteTree then fall back through the wrapper, whose
+// core calls are recorded). It never changes an argument, a result or an
+// error, and is safe for concurrent use when s is.
+func (in *Instrumentation) Store(s blob.Store) blob.Store {
+	return &store{inner: s, in: in}
+}
+
+type store struct {
+	inner blob.Store
+	in    *Instrumentation
+}
+
+var (
+	_ blob.Renamer          = (*store)(nil)
+	_ blob.TreeDeleter      = (*store)(nil)
+	_ blob.ReadOnlyReporter = (*store)(nil)
+	_ blob.Mounter          = (*store)(nil)
+	_ blob.KeyBudgeter      = (*store)(nil)
+	_ io.Closer             = (*store)(nil)
+)
+
+// call is one storage call being recorded.
+type call struct {
+	in    *Instrumentation
+	op    int
+	span  trace.Span
+	start time.Time
+}
+
+// begin starts the span of a storage call; cond is a condition index.
+func (in *Instrumentation) begin(ctx context.Context, op, cond int) (context.Context, call) {
+	c := call{in: in, op: op, start: time.Now()}
+	ctx, c.span = in.tracer.Start(ctx, spanNames[op], in.storageStart[op][cond]...)
+	return ctx, c
+}
+
+// spanNames are the storage spans' names, by operation.
+var spanNames = func() (names [numOps]string) {
+	for i, op := range opNames {
+		names[i] = "storage " + op
+	}
+	return names
+}()
+
+// end records the outcome of the call: the span's result and status, the
+// bytes moved (sized: whether the call moves bytes, which a read or write
+// span records even when 0; written: whether they were written), and the
+// metrics.
+func (c call) end(ctx context.Context, err error, sized, written bool, bytes int64) {
+	in := c.in
+	result, failure, cause := storageResult(err)
+	if c.span.IsRecording() {
+		c.span.SetAttributes(in.storageEnd[result]...)
+		if sized {
+			c.span.SetAttributes(keyBytes.Int64(bytes))
+		}
+		if failure >= 0 {
+			c.span.SetAttributes(keyErrorType.String(storageErrors[failure].name))
+			c.span.SetStatus(codes.Error, cause)
+		}
+	}
+	c.span.End()
+	in.storageDuration.Record(ctx, time.Since(c.start).Seconds(), in.storageRecord[c.op][result]...)
+	if failure >= 0 {
+		in.storageErrors.Add(ctx, 1, in.storageFailed[c.op][failure]...)
+	}
+	if bytes > 0 {
+		counter := in.bytesRead
+		if written {
+			counter = in.bytesWritten
+		}
+		counter.Add(ctx, bytes, in.storageBytes[c.op]...)
+	}
+}
+
+func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	ctx, c := s.in.begin(ctx, opGet, condAbsent)
+	data, info, err := s.inner.Get(ctx, key, limit)
+	c.end(ctx, err, true, false, int64(len(data)))
+	return data, info, err
+}
+
+func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
+	ctx, c := s.in.begin(ctx, opStat, condAbsent)
+	info, err := s.inner.Stat(ctx, key)
+	c.end(ctx, err, false, false, 0)
+	return info, err
+}
+
+func (s *store) Put(ctx context.Context, key string, data []byte, cond blob.Cond) (blob.Info, error) {
+	ctx, c := s.in.begin(ctx, opPut, condition(cond))
+	info, err := s.inner.Put(ctx, key, data, cond)
+	var n int64
+	if err == nil {
+		n = int64(len(data))
+	}
+	c.end(ctx, err, true, true, n)
+	return info, err
+}
+
+func (s *store) Delete(ctx context.Context, key string, cond blob.Cond) error {
+	ctx, c := s.in.begin(ctx, opDelete, condition(cond))
+	err := s.inner.Delete(ctx, key, cond)
+	c.end(ctx, err, false, false, 0)
+	return err
+}
+
+// List records one span for the whole listing, from the first step of the
+// iteration to its end, with the number of objects yielded.
+func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		ctx, c := s.in.begin(ctx, opList, condAbsent)
+		var n int64
+		var failed error
+		defer func() {
+			if c.span.IsRecording() {
+				c.span.SetAttributes(keyObjects.Int64(n))
+			}
+			c.end(ctx, failed, false, false, 0)
+		}()
+		for info, err := range s.inner.List(ctx, prefix) {
+			if err != nil {
+				failed = err
+			} else {
+				n++
+			}
+			if !yield(info, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (s *store) Rename(ctx context.Context, src, dst string) error {
+	r, ok := s.inner.(blob.Renamer)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	ctx, c := s.in.begin(ctx, opRename, condAbsent)
+	err := r.Rename(ctx, src, dst)
+	if errors.Is(err, errors.ErrUnsupported) {
+		// The inner store is a wrapper over a store that cannot rename:
+		// the call reached no storage; the fallback's calls are recorded.
+		c.span.SetAttributes(keyStorageRes.String("unsupported"))
+		c.span.End()
+		return err
+	}
+	c.end(ctx, err, false, false, 0)
+	return err
+}
+
+func (s *store) DeleteTree(ctx context.Context, dir string) error {
+	d, ok := s.inner.(blob.TreeDeleter)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	ctx, c := s.in.begin(ctx, opDeleteTree, condAbsent)
+	err := d.DeleteTree(ctx, dir)
+	if errors.Is(err, errors.ErrUnsupported) {
+		c.span.SetAttributes(keyStorageRes.String("unsupported"))
+		c.span.End()
+		return err
+	}
+	c.end(ctx, err, false, false, 0)
+	return err
+}
+
+func (s *store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }
+
+// Mounts forwards to the inner store, so that a handler over the wrapper
+// sees the mount table of the store it wraps.
+func (s *store) Mounts() []blob.MountPoint { return blob.Mounts(s.inner) }
+
+// KeyBudget is the inner store's: the wrapper leaves keys as they are.
+func (s *store) KeyBudget() int { return blob.KeyBytes(s.inner) }
+
+// Close closes the inner store.
+func (s *store) Close() error { return blob.Close(s.inner) }

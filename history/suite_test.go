@@ -1,0 +1,93 @@
+package history_test
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/backends/file"
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/blob/blobtest"
+	"github.com/cloudmem/cloudmem/crypt"
+	"github.com/cloudmem/cloudmem/history"
+	"github.com/cloudmem/cloudmem/memory/memorytest"
+)
+
+// wrap returns a history Store over inner that logs nowhere.
+func wrap(t testing.TB, inner blob.Store, opts *history.Options) *history.Store {
+	t.Helper()
+	var o history.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	hs, err := history.New(inner, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs
+}
+
+func newFile(t testing.TB) blob.Store {
+	t.Helper()
+	s, err := file.Open(t.Context(), t.TempDir(), &file.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newCrypt returns an age-encrypting store over inner, with a fresh key.
+func newCrypt(t testing.TB, inner blob.Store) blob.Store {
+	t.Helper()
+	id, rcpt, err := crypt.GenerateIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := crypt.ParseIdentities(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := crypt.ParseRecipients(rcpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := crypt.Wrap(inner, crypt.Config{Recipients: rs, Identities: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fileSkips are the behaviours a file system cannot hold, as the file
+// store's own suite skips them.
+var fileSkips = blobtest.Options{Skip: map[string]string{
+	"KeyAndTreeCoexist": `a file system cannot hold a file "a" and a directory "a" (the file store's own suite skips it too)`,
+}}
+
+func TestBlobSuiteMem(t *testing.T) {
+	blobtest.Run(t, func(t *testing.T) blob.Store { return wrap(t, mem.New(nil), nil) })
+}
+
+func TestBlobSuiteFile(t *testing.T) {
+	blobtest.RunWith(t, func(t *testing.T) blob.Store { return wrap(t, newFile(t), nil) }, fileSkips)
+}
+
+func TestBlobSuiteCryptMem(t *testing.T) {
+	blobtest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, mem.New(nil)), nil) })
+}
+
+func TestSpecSuiteMem(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, mem.New(nil), nil) })
+	memorytest.RunConcurrency(t, func(t *testing.T) blob.Store { return wrap(t, mem.New(nil), nil) })
+}
+
+func TestSpecSuiteFile(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newFile(t), nil) })
+}
+
+func TestSpecSuiteCryptMem(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, mem.New(nil)), nil) })
+}

@@ -14,6 +14,9 @@ type MountPoint struct {
 	Name string
 	// ReadOnly reports whether the mounted store refuses writes.
 	ReadOnly bool
+	// KeyBudget is the longest key the mounted store accepts (KeyBytes):
+	// a key of the table under Name is at most len(Name)+1+KeyBudget bytes.
+	KeyBudget int
 }
 
 // Mounter is implemented by stores that compose other stores under

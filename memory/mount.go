@@ -70,14 +70,13 @@ func (h *Handler) checkMounts(c *command) (res Result, ok bool) {
 	}
 	keys := make([]string, len(paths))
 	for i, p := range paths {
-		key, msg := resolve(p)
+		key, msg := resolveWithin(p, h.keyBudget)
 		if msg != "" {
 			return Result{}, true
 		}
-		// A mount's bookkeeping is reachable through its own name only,
-		// and never through a memory path, at any depth.
-		if blob.IsReserved(key) {
-			return errorResult(ErrInvalidPath, msgReserved(p)), false
+		// Each mount holds keys as long as its own store allows.
+		if m, ok := blob.MountOf(mounts, key); ok && len(key) > len(m.Name)+1+m.KeyBudget {
+			return errorResult(ErrInvalidPath, msgTooLong(p)), false
 		}
 		keys[i] = key
 	}

@@ -28,7 +28,9 @@ type isolationCase struct {
 	calls bool              // whether the command may reach a store
 }
 
-func escapeText(path string) string   { return "Error: Path " + path + " would escape /memories directory" }
+func escapeText(path string) string {
+	return "Error: Path " + path + " would escape /memories directory"
+}
 func reservedText(path string) string { return "Error: Path " + path + " is reserved" }
 
 func isolationCases() []isolationCase {

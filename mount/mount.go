@@ -116,7 +116,7 @@ func CheckName(name string) error {
 // set is wrapped with blob.ReadOnly, so that no write reaches it.
 //
 // The returned store implements blob.Mounter, blob.Renamer,
-// blob.TreeDeleter, blob.ReadOnlyReporter and io.Closer, and is safe for
+// blob.TreeDeleter, blob.ReadOnlyReporter, blob.KeyBudgeter and io.Closer, and is safe for
 // concurrent use when every mounted store is. The table itself is fixed:
 // mounts are neither added nor removed after New.
 func New(mounts []Mount) (blob.Store, error) {
@@ -138,7 +138,7 @@ func New(mounts []Mount) (blob.Store, error) {
 		if readOnly && !blob.IsReadOnly(s) {
 			s = blob.ReadOnly(s)
 		}
-		mt := &mounted{name: m.Name, dir: m.Name + "/", store: s, readOnly: readOnly}
+		mt := &mounted{name: m.Name, dir: m.Name + "/", store: s, readOnly: readOnly, keyBudget: blob.KeyBytes(s)}
 		t.byName[m.Name] = mt
 		t.mounts = append(t.mounts, mt)
 	}
@@ -147,7 +147,8 @@ func New(mounts []Mount) (blob.Store, error) {
 	// keys in byte order ("a.b/" before "a/", although "a" < "a.b").
 	slices.SortFunc(t.mounts, func(a, b *mounted) int { return strings.Compare(a.dir, b.dir) })
 	for _, m := range t.mounts {
-		t.points = append(t.points, blob.MountPoint{Name: m.name, ReadOnly: m.readOnly})
+		t.points = append(t.points, blob.MountPoint{Name: m.name, ReadOnly: m.readOnly, KeyBudget: m.keyBudget})
+		t.keyBudget = max(t.keyBudget, min(len(m.dir)+m.keyBudget, blob.MaxKeyLen))
 	}
 	slices.SortFunc(t.points, func(a, b blob.MountPoint) int { return strings.Compare(a.Name, b.Name) })
 	return t, nil

@@ -275,14 +275,15 @@ func TestCapabilities(t *testing.T) {
 func TestMountsAndReadOnly(t *testing.T) {
 	tab := newTable(t, mount.Mount{Name: "team", Store: mem.New(nil), ReadOnly: true},
 		mount.Mount{Name: "me", Store: mem.New(nil)}, mount.Mount{Name: "docs", Store: blob.ReadOnly(mem.New(nil))})
-	want := []blob.MountPoint{{Name: "docs", ReadOnly: true}, {Name: "me"}, {Name: "team", ReadOnly: true}}
+	const k = blob.MaxKeyLen
+	want := []blob.MountPoint{{Name: "docs", ReadOnly: true, KeyBudget: k}, {Name: "me", KeyBudget: k}, {Name: "team", ReadOnly: true, KeyBudget: k}}
 	if got := blob.Mounts(tab); !slices.Equal(got, want) {
 		t.Errorf("Mounts = %v, want %v", got, want)
 	}
 	if got := blob.Mounts(blob.NewCounter(tab)); !slices.Equal(got, want) {
 		t.Errorf("Mounts through a Counter = %v, want %v", got, want)
 	}
-	allRO := []blob.MountPoint{{Name: "docs", ReadOnly: true}, {Name: "me", ReadOnly: true}, {Name: "team", ReadOnly: true}}
+	allRO := []blob.MountPoint{{Name: "docs", ReadOnly: true, KeyBudget: k}, {Name: "me", ReadOnly: true, KeyBudget: k}, {Name: "team", ReadOnly: true, KeyBudget: k}}
 	if got := blob.Mounts(blob.ReadOnly(tab)); !slices.Equal(got, allRO) {
 		t.Errorf("Mounts through ReadOnly = %v, want %v", got, allRO)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
@@ -165,7 +166,7 @@ func ruleCases() []ruleCase {
 		{name: "rename a file across mounts", input: cmd("command", "rename", "old_path", "/memories/me/todo.md", "new_path", "/memories/empty/todo.md"),
 			want: "Successfully renamed /memories/me/todo.md to /memories/empty/todo.md", after: changed(map[string]string{"me/todo.md": "", "empty/todo.md": "- milk\n"})},
 		{name: "rename a directory across mounts", input: cmd("command", "rename", "old_path", "/memories/me/proj", "new_path", "/memories/empty/p/q"),
-			want: "Successfully renamed /memories/me/proj to /memories/empty/p/q",
+			want:  "Successfully renamed /memories/me/proj to /memories/empty/p/q",
 			after: changed(map[string]string{"me/proj/a.md": "", "me/proj/b.md": "", "empty/p/q/a.md": "a", "empty/p/q/b.md": "bb"})},
 		{name: "rename across mounts onto a file", input: cmd("command", "rename", "old_path", "/memories/me/proj", "new_path", "/memories/team/notes.md"),
 			want: "Error: Cannot move /memories/me/proj to /memories/team/notes.md: the mount point /memories/team is read-only", kind: memory.ErrReadOnly},
@@ -218,5 +219,32 @@ func TestAllMountsReadOnly(t *testing.T) {
 	got := execute(t, tab, memory.Options{}, cmd("command", "create", "path", "/etc/passwd", "file_text", "x"))
 	if want := "Error: The memory directory is read-only: create is not allowed"; got.Text != want || !errors.Is(got.Err, memory.ErrReadOnly) {
 		t.Errorf("got %q (%v), want %q", got.Text, got.Err, want)
+	}
+}
+
+// Each mount holds keys as long as its own store allows: a path too long
+// for one mount is refused as too long before any storage call, while the
+// same name fits in a roomier mount.
+func TestKeyBudgetPerMount(t *testing.T) {
+	narrow := blob.NewCounter(mem.New(nil))
+	prefixed, err := blob.Prefix(narrow, strings.Repeat("p", 500)) // leaves 1024-501 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := newTable(t, mount.Mount{Name: "narrow", Store: prefixed}, mount.Mount{Name: "wide", Store: mem.New(nil)})
+	name := strings.Repeat("n", 200) + "/" + strings.Repeat("n", 200) + "/" + strings.Repeat("n", 123) // 525 bytes
+	for _, c := range []struct{ path, want string }{
+		{"/memories/narrow/" + name, "Error: Path /memories/narrow/" + name + " is too long"},
+		{"/memories/narrow/" + name[:523], "File created successfully at: /memories/narrow/" + name[:523]},
+		{"/memories/wide/" + name, "File created successfully at: /memories/wide/" + name},
+	} {
+		narrow.Reset()
+		got := execute(t, tab, memory.Options{}, cmd("command", "create", "path", c.path, "file_text", "x"))
+		if got.Text != c.want {
+			t.Errorf("got  %s\nwant %s", quote(got.Text), quote(c.want))
+		}
+		if got.IsError && narrow.Counts().Total() != 0 {
+			t.Errorf("a path too long reached the store: %+v", narrow.Counts())
+		}
 	}
 }

@@ -28,10 +28,13 @@ func TestMemoryConformance(t *testing.T) {
 
 // A single mount answers every command exactly as the store alone does. Each
 // golden case of the contract is moved under /memories/m (its files and the
-// paths it sends), then run twice: over a plain store that holds the files
-// under m/, and over a table whose one mount m holds them, where the handler
-// sees the table (blob.Mounter) and applies the mount rules. The two Results
-// must be byte-identical, and so must the two stores afterwards.
+// paths it sends), then run twice over two stores that hold the files under
+// m/: once over the store alone (through the case's Wrap), and once over a
+// table whose one mount m is that store's keys under m/ (Wrap over
+// blob.Prefix(store, "m"), so that both leave a wrapping prefix the same
+// key budget), where the handler sees the table (blob.Mounter) and applies
+// the mount rules. The two Results must be byte-identical, and so must the
+// two stores afterwards.
 //
 // Cases whose moved path names the mount point itself are left out, except
 // views of a mount that holds files: there the table differs on purpose (the
@@ -41,6 +44,12 @@ func TestMemoryConformance(t *testing.T) {
 func TestSingleMountIsTheStoreAlone(t *testing.T) {
 	var ran, moved int
 	for _, c := range memorytest.Cases() {
+		if strings.HasPrefix(c.Name, "paths/key budget:") {
+			// A store of a fixed key budget holds keys of the same length
+			// inside a mount as alone, so the mount's name moves the
+			// boundary by design; TestMemoryConformance runs these cases.
+			continue
+		}
 		input, mountPoint, ok := moveInput(c.Input)
 		if !ok || mountPoint && (!holdsMemoryFiles(c.Files) || !strings.Contains(input, `"command":"view"`)) {
 			continue
@@ -50,18 +59,17 @@ func TestSingleMountIsTheStoreAlone(t *testing.T) {
 		}
 		ran++
 		t.Run(c.Name, func(t *testing.T) {
-			alone := mem.New(nil)
-			inner := mem.New(nil)
+			alone, raw := mem.New(nil), mem.New(nil)
 			for path, content := range c.Files {
 				key := strings.TrimPrefix(movePath(path), "/memories/")
 				put(t, alone, key, content)
-				put(t, inner, strings.TrimPrefix(key, "m/"), content)
+				put(t, raw, key, content)
 			}
 			wrap := func(s blob.Store) blob.Store { return s }
 			if c.Wrap != nil {
 				wrap = c.Wrap
 			}
-			tab := newTable(t, mount.Mount{Name: "m", Store: wrap(inner)})
+			tab := newTable(t, mount.Mount{Name: "m", Store: wrap(inside(t, raw, "m"))})
 			if blob.Mounts(tab) == nil {
 				t.Fatal("the table is not a blob.Mounter")
 			}
@@ -70,12 +78,7 @@ func TestSingleMountIsTheStoreAlone(t *testing.T) {
 			if diff := compareResults(got, want); diff != "" {
 				t.Fatalf("input %s\n%s", input, diff)
 			}
-			wantFiles, gotFiles := contents(t, alone), contents(t, inner)
-			for k, v := range maps.Clone(gotFiles) {
-				delete(gotFiles, k)
-				gotFiles["m/"+k] = v
-			}
-			if !maps.Equal(gotFiles, wantFiles) {
+			if gotFiles, wantFiles := contents(t, raw), contents(t, alone); !maps.Equal(gotFiles, wantFiles) {
 				t.Fatalf("input %s\nthe table's mount holds %q\nthe store alone holds %q", input, gotFiles, wantFiles)
 			}
 		})

@@ -17,14 +17,17 @@ type table struct {
 	mounts []*mounted          // in byte order of dir
 	byName map[string]*mounted // by name
 	points []blob.MountPoint   // in byte order of name
+	// keyBudget is the longest key some mount accepts, name included.
+	keyBudget int
 }
 
 // mounted is one mount of a table.
 type mounted struct {
-	name     string
-	dir      string // name + "/"
-	store    blob.Store
-	readOnly bool
+	name      string
+	dir       string // name + "/"
+	store     blob.Store
+	readOnly  bool
+	keyBudget int // blob.KeyBytes(store)
 }
 
 var (
@@ -32,6 +35,7 @@ var (
 	_ blob.Renamer          = (*table)(nil)
 	_ blob.TreeDeleter      = (*table)(nil)
 	_ blob.ReadOnlyReporter = (*table)(nil)
+	_ blob.KeyBudgeter      = (*table)(nil)
 	_ io.Closer             = (*table)(nil)
 )
 
@@ -184,6 +188,10 @@ func (t *table) DeleteTree(ctx context.Context, dir string) error {
 	}
 	return d.DeleteTree(ctx, k)
 }
+
+// KeyBudget is the longest key of the roomiest mount, its name included;
+// each mount's own budget is in its blob.MountPoint.
+func (t *table) KeyBudget() int { return t.keyBudget }
 
 // Mounts returns the mount points in byte order of their names.
 func (t *table) Mounts() []blob.MountPoint { return slices.Clone(t.points) }

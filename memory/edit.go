@@ -172,10 +172,10 @@ func (h *Handler) strReplace(ctx context.Context, c *command) Result {
 		old := []byte(c.oldStr)
 		at := bytes.Index(content, old)
 		if at < 0 {
-			return nil, "", &Error{Kind: ErrNoMatch, Msg: msgNoMatch(c.oldStr, c.path)}
+			return nil, "", &Error{Kind: ErrNoMatch, Msg: msgNoMatch(echo(c.oldStr, h.viewLimit), c.path)}
 		}
 		if bytes.Contains(content[at+len(old):], old) {
-			return nil, "", &Error{Kind: ErrAmbiguous, Msg: msgManyMatches(c.oldStr, matchLines(content, old))}
+			return nil, "", &Error{Kind: ErrAmbiguous, Msg: msgManyMatches(echo(c.oldStr, h.viewLimit), matchLines(content, old))}
 		}
 		updated := make([]byte, 0, len(content)-len(old)+len(c.newStr))
 		updated = append(updated, content[:at]...)

@@ -159,6 +159,8 @@ type Handler struct {
 	log   *slog.Logger
 	obs   Observer // nil: none
 
+	keyBudget int // the longest key the store holds: blob.KeyBytes
+
 	// The options, defaults applied.
 	maxFileBytes  int64
 	maxFiles      int // < 0: no limit
@@ -188,6 +190,7 @@ func New(store blob.Store, opts Options) (*Handler, error) {
 		store:         store,
 		log:           cmp.Or(opts.Logger, slog.Default()),
 		obs:           opts.Observer,
+		keyBudget:     blob.KeyBytes(store),
 		maxFileBytes:  cmp.Or(opts.MaxFileBytes, DefaultMaxFileBytes),
 		maxFiles:      cmp.Or(opts.MaxFiles, DefaultMaxFiles),
 		viewLimit:     cmp.Or(opts.ViewLimit, DefaultViewLimit),
@@ -254,7 +257,7 @@ func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 // resolve validates path and returns its key, or ok == false and the
 // Result to return.
 func (h *Handler) resolve(ctx context.Context, c *command, path string) (key string, res Result, ok bool) {
-	key, msg := resolve(path)
+	key, msg := resolveWithin(path, h.keyBudget)
 	if msg != "" {
 		return "", errorResult(ErrInvalidPath, msg), false
 	}

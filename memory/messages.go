@@ -79,6 +79,11 @@ func noteTruncated(first, last, total int) string {
 		strconv.Itoa(total) + ". Use view_range to see more.]"
 }
 
+func noteListingTruncated(shown, total int) string {
+	return "\n[Output truncated: showing " + strconv.Itoa(shown) + " of " + strconv.Itoa(total) +
+		" entries. View a subdirectory to see the rest.]"
+}
+
 // msgImageTooBig is the one text SPEC.md leaves open ("an error naming the
 // size and the limit"); it follows the shape of msgTooBig.
 func msgImageTooBig(path string, n, max int64) string {
@@ -102,6 +107,26 @@ func msgFull(n, max int) string {
 
 // str_replace.
 
+// maxMatchLines is the most line numbers msgManyMatches lists.
+const maxMatchLines = 100
+
+// echo returns text the model sent, as an error text may quote it: whole
+// up to limit code points, beyond that cut there and followed by "…". A
+// negative limit keeps it whole.
+func echo(text string, limit int) string {
+	if limit < 0 || len(text) <= limit {
+		return text
+	}
+	n := 0
+	for i := range text {
+		if n == limit {
+			return text[:i] + "…"
+		}
+		n++
+	}
+	return text
+}
+
 const msgEmptyOldStr = "No replacement was performed, old_str must not be empty."
 
 func msgNoMatch(oldStr, path string) string {
@@ -113,11 +138,14 @@ func msgManyMatches(oldStr string, lines []int) string {
 	b.WriteString("No replacement was performed. Multiple occurrences of old_str `")
 	b.WriteString(oldStr)
 	b.WriteString("` in lines: ")
-	for i, n := range lines {
+	for i, n := range lines[:min(len(lines), maxMatchLines)] {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(strconv.Itoa(n))
+	}
+	if len(lines) > maxMatchLines {
+		b.WriteString(", … (" + strconv.Itoa(len(lines)) + " in all)")
 	}
 	b.WriteString(". Please ensure it is unique")
 	return b.String()

@@ -22,7 +22,12 @@ const (
 // the root,
 // "notes/a.md" for /memories/notes/a.md. On failure it returns the error
 // text instead.
-func resolve(path string) (key, msg string) {
+func resolve(path string) (key, msg string) { return resolveWithin(path, blob.MaxKeyLen) }
+
+// resolveWithin is resolve for a store that holds keys of at most budget
+// bytes (see blob.KeyBytes): a longer key is "too long", checked with the
+// other lengths, before the reserved names.
+func resolveWithin(path string, budget int) (key, msg string) {
 	if path != root && !strings.HasPrefix(path, root+"/") {
 		return "", msgPrefix(path)
 	}
@@ -46,6 +51,9 @@ func resolve(path string) (key, msg string) {
 		}
 	}
 	key = normalise(path[len(root):])
+	if len(key) > budget {
+		return "", msgTooLong(path)
+	}
 	if blob.IsReserved(key) {
 		return "", msgReserved(path)
 	}

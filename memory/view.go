@@ -68,31 +68,56 @@ func (h *Handler) viewDir(ctx context.Context, c *command, key string) Result {
 	if key != "" && !found {
 		return errorResult(ErrNotFound, msgNotExistValid(c.path))
 	}
-	dir := pathOf(key)
+	return textResult(h.listing(pathOf(key), total, items))
+}
+
+// listing writes the view of the directory dir, whose files total total
+// bytes, with its entries items: the header, dir's own line, then the
+// entries in pre-order. With a view limit, it keeps whole entry lines while
+// the lines (dir's own always among them) joined by '\n' stay within the
+// limit in code points, and then notes how many entries it showed.
+func (h *Handler) listing(dir string, total int64, items []entry) string {
 	var b strings.Builder
 	b.WriteString(dirHeaderFront)
 	b.WriteString(dir)
 	b.WriteString(dirHeaderBack)
+	start := b.Len()
 	writeSize(&b, total)
 	b.WriteByte('\t')
 	b.WriteString(dir)
+	used := b.Len() - start // ASCII so far, plus dir: counted below
+	used += utf8.RuneCountInString(dir) - len(dir)
 	sortEntries(items)
+	shown, all := 0, 0
+	add := func(parent string, e entry) {
+		all++
+		if shown < all-1 {
+			return // already truncated: only count
+		}
+		var line strings.Builder
+		writeEntry(&line, parent, e)
+		if n := utf8.RuneCountInString(line.String()); h.viewLimit < 0 || used+n <= h.viewLimit {
+			b.WriteString(line.String())
+			used += n
+			shown++
+		}
+	}
 	for _, e := range items {
 		if hidden(e.name) {
 			continue
 		}
-		writeEntry(&b, dir, e)
-		if len(e.items) == 0 {
-			continue
-		}
+		add(dir, e)
 		sub := dir + "/" + e.name
 		for _, item := range e.items {
 			if !hidden(item.name) {
-				writeEntry(&b, sub, item)
+				add(sub, item)
 			}
 		}
 	}
-	return textResult(b.String())
+	if shown < all {
+		b.WriteString(noteListingTruncated(shown, all))
+	}
+	return b.String()
 }
 
 // addToTree adds the file at rel (relative to the listed directory) to

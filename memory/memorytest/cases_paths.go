@@ -75,6 +75,7 @@ func pathCases() []Case {
 		WantFiles: files("/memories/e\u0301.md", "decomposed", "/memories/\u00e9.md", "x")})
 	c = append(c, lengthCases()...)
 	c = append(c, reservedCases()...)
+	c = append(c, keyBudgetCases()...)
 	c = append(c, orderCases()...)
 	return c
 }
@@ -177,5 +178,28 @@ func orderCases() []Case {
 		{Name: "insert validates its path", Input: in("command", "insert", "path", "/memories/a\x00", "insert_line", 0, "insert_text", "x"), Want: fail(badChars("/memories/a\x00"))},
 		{Name: "delete validates its path", Input: in("command", "delete", "path", "/memories/x/"+long), Want: fail(tooLong("/memories/x/" + long))},
 		{Name: "view validates a path under a file", Files: files("/memories/a.md", "a"), Input: viewPath("/memories/a.md/%2e%2e"), Want: fail(escapes("/memories/a.md/%2e%2e"))},
+	}
+}
+
+// keyBudgetCases: docs/spec.md "Paths": a path valid by the rules above
+// whose key is longer than the store can hold (a prefixed store leaves
+// fewer than 1,024 bytes) is too long, before any storage call and before
+// the reserved check.
+func keyBudgetCases() []Case {
+	const budget = 400
+	seg := strings.Repeat("s", 99)
+	fits := "/memories/" + strings.Repeat(seg+"/", 3) + strings.Repeat("a", budget-300) // a key of exactly budget bytes
+	over := fits + "x"
+	wrap := budgeted(budget)
+	return []Case{
+		{Name: "key budget: a key that fits", Wrap: wrap, Input: createPath(fits), Want: ok(created(fits)), WantFiles: files(fits, "x")},
+		{Name: "key budget: create one byte over", Wrap: wrap, Input: createPath(over), Want: fail(tooLong(over))},
+		{Name: "key budget: view one byte over", Wrap: wrap, Input: viewPath(over), Want: fail(tooLong(over))},
+		{Name: "key budget: delete one byte over", Wrap: wrap, Input: in("command", "delete", "path", over), Want: fail(tooLong(over))},
+		{Name: "key budget: rename destination one byte over", Wrap: wrap, Files: files("/memories/a.md", "a"),
+			Input: in("command", "rename", "old_path", "/memories/a.md", "new_path", over), Want: fail(tooLong(over))},
+		{Name: "key budget: counted after normalisation", Wrap: wrap, Input: createPath("/memories//./" + fits[len("/memories/"):]),
+			Want: ok(created("/memories//./" + fits[len("/memories/"):])), WantFiles: files(fits, "x")},
+		{Name: "key budget: before reserved", Wrap: wrap, Input: viewPath(over + "/.cloudmem"), Want: fail(tooLong(over + "/.cloudmem"))},
 	}
 }

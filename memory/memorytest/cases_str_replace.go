@@ -1,6 +1,11 @@
 package memorytest
 
-import "github.com/cloudmem/cloudmem/memory"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/cloudmem/cloudmem/memory"
+)
 
 // str_replace: SPEC.md "str_replace". Checks in this order: exists, is a
 // file, UTF-8, empty old_str, matches, size.
@@ -15,6 +20,18 @@ func noMatch(old, path string) string {
 
 func multiple(old, lines string) string {
 	return "No replacement was performed. Multiple occurrences of old_str `" + old + "` in lines: " + lines + ". Please ensure it is unique"
+}
+
+// lines is n lines each holding text, joined by "\n".
+func lines(text string, n int) string { return strings.TrimSuffix(strings.Repeat(text+"\n", n), "\n") }
+
+// upTo is "1, 2, ..., n".
+func upTo(n int) string {
+	nums := make([]string, n)
+	for i := range nums {
+		nums[i] = strconv.Itoa(i + 1)
+	}
+	return strings.Join(nums, ", ")
 }
 
 const emptyOldStr = "No replacement was performed, old_str must not be empty."
@@ -90,6 +107,26 @@ func strReplaceCases() []Case {
 		{Name: "multiple multi-line matches", Files: files("/memories/m.md", "a\nb\na\nb"), Input: replaceInput("/memories/m.md", "a\nb", "x"), Want: fail(multiple("a\nb", "1, 3"))},
 		{Name: "multiple matches starting at a newline", Files: files("/memories/m.md", "a\nb\na\nb"), Input: replaceInput("/memories/m.md", "\nb", "x"), Want: fail(multiple("\nb", "1, 3"))},
 		{Name: "non-overlapping count", Files: files("/memories/m.md", "aaaa"), Input: replaceInput("/memories/m.md", "aa", "x"), Want: fail(multiple("aa", "1"))},
+
+		// docs/spec.md "str_replace": past 100 line numbers, the first 100
+		// and ", … ({k} in all)"; an echoed old_str is cut at the view limit
+		// (code points) and followed by "…".
+		{Name: "multiple matches on 100 lines, all listed", Files: files("/memories/m.md", lines("k", 100)), Input: replaceInput("/memories/m.md", "k", "x"),
+			Want: fail(multiple("k", upTo(100)))},
+		{Name: "multiple matches on 101 lines, 100 listed", Files: files("/memories/m.md", lines("k", 101)), Input: replaceInput("/memories/m.md", "k", "x"),
+			Want: fail(multiple("k", upTo(100)+", … (101 in all)"))},
+		{Name: "multiple matches on 250 lines, 100 listed", Files: files("/memories/m.md", lines("k", 250)), Input: replaceInput("/memories/m.md", "k", "x"),
+			Want: fail(multiple("k", upTo(100)+", … (250 in all)"))},
+		{Name: "echoed old_str at the view limit", Options: memory.Options{ViewLimit: 5}, Files: start, Input: replaceInput("/memories/f.md", "\u00e9bcde", "x"),
+			Want: fail(noMatch("\u00e9bcde", "/memories/f.md"))},
+		{Name: "echoed old_str over the view limit", Options: memory.Options{ViewLimit: 5}, Files: start, Input: replaceInput("/memories/f.md", "\u00e9bcdef", "x"),
+			Want: fail(noMatch("\u00e9bcde…", "/memories/f.md"))},
+		{Name: "echoed old_str over the view limit, multiple", Options: memory.Options{ViewLimit: 2}, Files: files("/memories/m.md", "abc\nabc"), Input: replaceInput("/memories/m.md", "abc", "x"),
+			Want: fail(multiple("ab…", "1, 2"))},
+		{Name: "echoed old_str whole with no view limit", Options: memory.Options{ViewLimit: -1}, Files: start, Input: replaceInput("/memories/f.md", strings.Repeat("z", 20000), "x"),
+			Want: fail(noMatch(strings.Repeat("z", 20000), "/memories/f.md"))},
+		{Name: "echoed old_str cut at the default view limit", Files: start, Input: replaceInput("/memories/f.md", strings.Repeat("z", 16001), "x"),
+			Want: fail(noMatch(strings.Repeat("z", 16000)+"…", "/memories/f.md"))},
 
 		{Name: "order: missing before empty old_str", Files: start, Input: replaceInput("/memories/nope", "", "x"), Want: fail(notExist("/memories/nope"))},
 		{Name: "order: directory before empty old_str", Files: start, Input: replaceInput("/memories/d", "", "x"), Want: fail("The path /memories/d is not a file.")},

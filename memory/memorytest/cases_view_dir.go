@@ -1,12 +1,17 @@
 package memorytest
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/cloudmem/cloudmem/memory"
 )
 
 // view of a directory: SPEC.md "view", "Directory".
+
+func listingTruncated(shown, total int) string {
+	return fmt.Sprintf("\n[Output truncated: showing %d of %d entries. View a subdirectory to see the rest.]", shown, total)
+}
 
 func notExist(path string) string {
 	return "The path " + path + " does not exist. Please provide a valid path."
@@ -87,7 +92,25 @@ func viewDirCases() []Case {
 			"2B\t/memories/node_modules", "2B\t/memories/node_modules/pkg/", "2B\t/memories/node_modules/pkg/index.js"))},
 		{Name: "view_range is ignored on a directory", Files: tree, Input: `{"command":"view","path":"/memories","view_range":[5,1]}`, Want: ok(treeRoot)},
 		{Name: "view_range [1,2] is ignored on a directory", Files: tree, Input: `{"command":"view","path":"/memories/a","view_range":[1,2]}`, Want: ok(treeA)},
-		{Name: "listings are never truncated", Files: tree, Options: memory.Options{ViewLimit: 10}, Input: viewPath("/memories"), Want: ok(treeRoot)},
+		// docs/spec.md "view", "Directory": a listing longer than the view
+		// limit (code points of the listing lines joined by "\n") keeps whole
+		// lines while they fit, the directory's own line always, and notes
+		// how many entries it showed. treeRoot's lines take 147 code points.
+		{Name: "listing exactly at the view limit", Files: tree, Options: memory.Options{ViewLimit: 147}, Input: viewPath("/memories"), Want: ok(treeRoot)},
+		{Name: "listing one over the view limit", Files: tree, Options: memory.Options{ViewLimit: 146}, Input: viewPath("/memories"),
+			Want: ok(listing("/memories", "37B\t/memories", "1B\t/memories/B.md", "23B\t/memories/a/", "13B\t/memories/a/b/", "5B\t/memories/a/x.md",
+				"2B\t/memories/a-b.md", "1B\t/memories/a.md") + listingTruncated(6, 7))},
+		{Name: "listing truncated after two entries", Files: tree, Options: memory.Options{ViewLimit: 49}, Input: viewPath("/memories"),
+			Want: ok(listing("/memories", "37B\t/memories", "1B\t/memories/B.md", "23B\t/memories/a/") + listingTruncated(2, 7))},
+		{Name: "listing limit below the directory's own line", Files: tree, Options: memory.Options{ViewLimit: 10}, Input: viewPath("/memories"),
+			Want: ok(listing("/memories", "37B\t/memories") + listingTruncated(0, 7))},
+		{Name: "listing never truncated with no view limit", Files: tree, Options: memory.Options{ViewLimit: -1}, Input: viewPath("/memories"), Want: ok(treeRoot)},
+		{Name: "listing limit counts code points", Files: files("/memories/z.md", "y", "/memories/\u00e9.md", "x"), Options: memory.Options{ViewLimit: 48},
+			Input: viewPath("/memories"), Want: ok(listing("/memories", "2B\t/memories", "1B\t/memories/z.md", "1B\t/memories/\u00e9.md"))},
+		{Name: "listing limit counts code points, one under", Files: files("/memories/z.md", "y", "/memories/\u00e9.md", "x"), Options: memory.Options{ViewLimit: 47},
+			Input: viewPath("/memories"), Want: ok(listing("/memories", "2B\t/memories", "1B\t/memories/z.md") + listingTruncated(1, 2))},
+		{Name: "listing of a subdirectory truncated", Files: tree, Options: memory.Options{ViewLimit: 40}, Input: viewPath("/memories/a"),
+			Want: ok(listing("/memories/a", "23B\t/memories/a", "13B\t/memories/a/b/") + listingTruncated(1, 4))},
 		{Name: "directory holding only hidden files", Files: files("/memories/h/.a", "a", "/memories/z", "zz"), Input: viewPath("/memories"),
 			Want: ok(listing("/memories", "3B\t/memories", "1B\t/memories/h/", "2B\t/memories/z"))},
 		{Name: "directory holding only hidden files, viewed", Files: files("/memories/h/.a", "a"), Input: viewPath("/memories/h"),

@@ -88,3 +88,17 @@ func (r rivalStore) Put(ctx context.Context, key string, data []byte, c blob.Con
 	}
 	return r.Store.Put(ctx, key, data, c)
 }
+
+// budgeted returns a Wrap that makes the store say it holds keys of at most
+// n bytes (blob.KeyBudgeter), as a prefixed store does. It does not refuse
+// longer keys itself: the handler must, before any storage call.
+func budgeted(n int) func(blob.Store) blob.Store {
+	return func(s blob.Store) blob.Store { return budgetStore{Store: s, n: n} }
+}
+
+type budgetStore struct {
+	blob.Store
+	n int
+}
+
+func (b budgetStore) KeyBudget() int { return min(b.n, blob.KeyBytes(b.Store)) }

@@ -55,3 +55,45 @@ func TestHandlerConformance(t *testing.T) {
 
 // coreOnly hides every capability of the store it embeds.
 type coreOnly struct{ blob.Store }
+
+// closeStore records Close and reports a mount table.
+type closeStore struct {
+	blob.Store
+	closed *bool
+}
+
+func (c closeStore) Close() error { *c.closed = true; return nil }
+
+func (c closeStore) Mounts() []blob.MountPoint {
+	return []blob.MountPoint{{Name: "team", ReadOnly: true}}
+}
+
+// The wrapper forwards what the suites cannot see: the key budget, the
+// read-only flag, the mount table and Close.
+func TestStoreForwards(t *testing.T) {
+	in, err := telemetry.New(telemetry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoped, err := blob.Prefix(mem.New(nil), "tenant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := blob.KeyBytes(in.Store(scoped)), blob.KeyBytes(scoped); got != want || want != blob.MaxKeyLen-len("tenant/") {
+		t.Errorf("KeyBytes = %d, want %d", got, want)
+	}
+	if !blob.IsReadOnly(in.Store(blob.ReadOnly(mem.New(nil)))) || blob.IsReadOnly(in.Store(mem.New(nil))) {
+		t.Error("IsReadOnly is not forwarded")
+	}
+	var closed bool
+	s := in.Store(closeStore{Store: mem.New(nil), closed: &closed})
+	if err := blob.Close(s); err != nil || !closed {
+		t.Errorf("Close: %v, closed %v", err, closed)
+	}
+	if got := blob.Mounts(s); len(got) != 1 || got[0] != (blob.MountPoint{Name: "team", ReadOnly: true}) {
+		t.Errorf("Mounts = %v", got)
+	}
+	if got := blob.Mounts(in.Store(mem.New(nil))); got != nil {
+		t.Errorf("Mounts of a plain store = %v, want nil", got)
+	}
+}

@@ -1,0 +1,95 @@
+package main
+
+// Mounts: --mount NAME=URL, repeatable, places several stores in one
+// /memories (package mount). Each URL is an ordinary store URL, opened on its
+// own with its own prefix, encryption and readonly parameter; a trailing
+// ":ro" makes the mount read-only too. --mount replaces --store.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/mount"
+)
+
+// readOnlySuffix, at the end of a --mount value, makes the mount read-only.
+const readOnlySuffix = ":ro"
+
+// addMountFlag registers the global --mount flag on root.
+func (a *app) addMountFlag(root *cobra.Command) {
+	root.PersistentFlags().StringArrayVar(&a.mounts, "mount", nil,
+		"place the store `NAME=URL` at /memories/NAME; repeatable; a trailing "+readOnlySuffix+
+			" (or readonly=true in the URL) makes it read-only; replaces --store")
+}
+
+// mountSpec is one parsed --mount value.
+type mountSpec struct {
+	name     string
+	url      string
+	readOnly bool
+}
+
+// parseMount parses NAME=URL[:ro]. A bad value is a usage error.
+func parseMount(value string) (mountSpec, error) {
+	name, rawURL, ok := strings.Cut(value, "=")
+	if !ok || rawURL == "" {
+		return mountSpec{}, usageErrorf("--mount %q: want NAME=URL", value)
+	}
+	if err := mount.CheckName(name); err != nil {
+		return mountSpec{}, usageErrorf("--mount %q: %s", value, reason(err))
+	}
+	spec := mountSpec{name: name, url: rawURL}
+	if u, ro := strings.CutSuffix(rawURL, readOnlySuffix); ro {
+		spec.url, spec.readOnly = u, true
+	}
+	if spec.url == "" {
+		return mountSpec{}, usageErrorf("--mount %q: want NAME=URL", value)
+	}
+	return spec, nil
+}
+
+// openMounts opens the store of every --mount for acc and returns the table
+// of them. On failure it closes what it opened.
+func (a *app) openMounts(ctx context.Context, acc access) (blob.Store, error) {
+	if a.storeFlag != "" {
+		return nil, usageErrorf("--store and --mount cannot be used together: put the store under a --mount too")
+	}
+	var specs []mountSpec
+	for _, value := range a.mounts {
+		spec, err := parseMount(value)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
+	}
+	var mounts []mount.Mount
+	closeAll := func() {
+		for _, m := range mounts {
+			blob.Close(m.Store)
+		}
+	}
+	for _, spec := range specs {
+		s, err := a.openURL(ctx, spec.url, acc)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("mount %s: %w", spec.name, err)
+		}
+		mounts = append(mounts, mount.Mount{Name: spec.name, Store: s, ReadOnly: spec.readOnly})
+	}
+	table, err := mount.New(mounts)
+	if err != nil {
+		closeAll()
+		return nil, usageErrorf("--mount: %s", reason(err))
+	}
+	return table, nil
+}
+
+// reason is the text of an error of package mount without its
+// "mount: invalid mount table: " prefix.
+func reason(err error) string {
+	return strings.TrimPrefix(err.Error(), mount.ErrInvalidTable.Error()+": ")
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// --mount places several stores in one /memories: a read-only team store
+// (":ro"), one made read-only by its URL (readonly=true), and a writable one.
+func TestMountFlag(t *testing.T) {
+	name := storeName(t)
+	team, docs, me := sharedStore(name+"-team"), sharedStore(name+"-docs"), sharedStore(name+"-me")
+	for s, key := range map[blob.Store]string{team: "style.md", docs: "api.md"} {
+		if _, err := s.Put(t.Context(), key, []byte("Use tabs.\n"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdin := strings.Join([]string{
+		`{"command":"view","path":"/memories"}`,
+		`{"command":"create","path":"/memories/team/new.md","file_text":"x"}`,
+		`{"command":"delete","path":"/memories/docs/api.md"}`,
+		`{"command":"create","path":"/memories/me/todo.md","file_text":"- milk\n"}`,
+		`{"command":"rename","old_path":"/memories/me/todo.md","new_path":"/memories/team/todo.md"}`,
+		`{"command":"create","path":"/memories/todo.md","file_text":"x"}`,
+		`{"command":"delete","path":"/memories/me"}`,
+	}, "\n")
+	want := `{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n20B\t/memories\n10B\t/memories/docs/\n10B\t/memories/docs/api.md\n0B\t/memories/me/\n10B\t/memories/team/\n10B\t/memories/team/style.md","is_error":false}
+{"content":"Error: The memory directory is read-only: create is not allowed","is_error":true}
+{"content":"Error: The memory directory is read-only: delete is not allowed","is_error":true}
+{"content":"File created successfully at: /memories/me/todo.md","is_error":false}
+{"content":"Error: Cannot move /memories/me/todo.md to /memories/team/todo.md: the mount point /memories/team is read-only","is_error":true}
+{"content":"Error: The path /memories/todo.md is outside every mount point. Use a path inside one of: /memories/docs, /memories/me, /memories/team","is_error":true}
+{"content":"Error: Cannot delete the mount point /memories/me","is_error":true}
+`
+	args := []string{"--mount", "team=shared://" + name + "-team:ro", "--mount", "docs=shared://" + name + "-docs?readonly=true",
+		"--mount", "me=shared://" + name + "-me", "exec"}
+	code, stdout, stderr := cloudmem(args, stdin, nil)
+	if code != 0 || stdout != want || stderr != "" {
+		t.Errorf("exec = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
+	}
+	if _, err := me.Stat(t.Context(), "todo.md"); err != nil {
+		t.Errorf("the writable mount's store: %v", err)
+	}
+	if keys, _ := blob.ListAll(t.Context(), team, ""); len(keys) != 1 {
+		t.Errorf("the read-only mount's store holds %v", keys)
+	}
+}
+
+// Bad --mount values are usage errors that name the problem.
+func TestMountFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mount", "team", "view", "/memories"}, `cloudmem view: --mount "team": want NAME=URL`},
+		{[]string{"--mount", "team=", "view", "/memories"}, `cloudmem view: --mount "team=": want NAME=URL`},
+		{[]string{"--mount", "team=:ro", "view", "/memories"}, `cloudmem view: --mount "team=:ro": want NAME=URL`},
+		{[]string{"--mount", ".team=mem://", "view", "/memories"}, `cloudmem view: --mount ".team=mem://": mount name ".team" starts with '.', which listings hide`},
+		{[]string{"--mount", "a/b=mem://", "view", "/memories"}, `cloudmem view: --mount "a/b=mem://": mount name "a/b" has a '/': a mount name is one path segment`},
+		{[]string{"--mount", "a=mem://", "--mount", "a=mem://", "view", "/memories"}, `cloudmem view: --mount: mount name "a" is used twice`},
+		{[]string{"--store", "mem://", "--mount", "a=mem://", "view", "/memories"}, `cloudmem view: --store and --mount cannot be used together: put the store under a --mount too`},
+	} {
+		code, stdout, stderr := cloudmem(tc.args, "", nil)
+		if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || stdout != "" || first != tc.want {
+			t.Errorf("%q = %d, stdout %q, stderr %q; want %d and first line %q", tc.args, code, stdout, stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// A mount whose store cannot be opened fails the command, naming the mount.
+func TestMountOpenFails(t *testing.T) {
+	missing := t.TempDir() + "/missing"
+	code, stdout, stderr := cloudmem([]string{"--mount", "a=mem://", "--mount", "b=" + missing, "view", "/memories"}, "", nil)
+	if want := "cloudmem view: mount b: the store does not exist: no directory " + missing + "\n"; code != exitFail || stdout != "" || stderr != want {
+		t.Errorf("view = %d, stdout %q, stderr %q; want %d and %q", code, stdout, stderr, exitFail, want)
+	}
+}

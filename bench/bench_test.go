@@ -137,8 +137,8 @@ func TestFallbackCalls(t *testing.T) {
 // writing, so that concurrent read-modify-writes overwrite each other.
 type lossyStore struct{ blob.Store }
 
-func (s lossyStore) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
-	data, info, err := s.Store.Get(ctx, key)
+func (s lossyStore) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	data, info, err := s.Store.Get(ctx, key, limit)
 	time.Sleep(time.Millisecond)
 	return data, info, err
 }

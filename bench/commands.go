@@ -236,7 +236,7 @@ func (b *cmdBench) variants(cmd string) []*variant {
 	case cmdViewFile:
 		h = handler(fixed(input("command", "view", "path", "/memories/notes/h.md")))
 		f = &variant{run: func(ctx context.Context, _ int) error {
-			_, _, err := fs.Get(ctx, "notes/f.md")
+			_, _, err := fs.Get(ctx, "notes/f.md", blob.MaxObjectBytes)
 			return err
 		}}
 		if b.t.sdk != nil {
@@ -245,7 +245,7 @@ func (b *cmdBench) variants(cmd string) []*variant {
 	case cmdViewDir:
 		h = handler(fixed(input("command", "view", "path", "/memories/dir200")))
 		f = &variant{run: func(ctx context.Context, _ int) error {
-			if _, _, err := fs.Get(ctx, "dir200"); !errors.Is(err, blob.ErrNotExist) {
+			if _, _, err := fs.Get(ctx, "dir200", blob.MaxObjectBytes); !errors.Is(err, blob.ErrNotExist) {
 				return fmt.Errorf("Get of the directory: %v", err)
 			}
 			return drain(fs.List(ctx, "dir200/"))
@@ -276,7 +276,7 @@ func (b *cmdBench) variants(cmd string) []*variant {
 		h = handler(fixed(input("command", "str_replace", "path", "/memories/edit/h.md",
 			"old_str", "MARKER line", "new_str", "MARKER line")))
 		f = &variant{run: func(ctx context.Context, _ int) error {
-			data, info, err := fs.Get(ctx, "edit/f.md")
+			data, info, err := fs.Get(ctx, "edit/f.md", blob.MaxObjectBytes)
 			if err == nil {
 				_, err = fs.Put(ctx, "edit/f.md", data, blob.Cond{IfVersion: info.Version})
 			}
@@ -290,7 +290,7 @@ func (b *cmdBench) variants(cmd string) []*variant {
 		h.cleanup = restore("ins/h.md")
 		inserted := []byte(text2KInserted)
 		f = &variant{run: func(ctx context.Context, _ int) error {
-			_, info, err := fs.Get(ctx, "ins/f.md")
+			_, info, err := fs.Get(ctx, "ins/f.md", blob.MaxObjectBytes)
 			if err == nil {
 				_, err = fs.Put(ctx, "ins/f.md", inserted, blob.Cond{IfVersion: info.Version})
 			}
@@ -350,7 +350,7 @@ func (b *cmdBench) renameFloor(ctx context.Context, src, dst string, dir bool) e
 		return nil
 	}
 	if !dir {
-		data, info, err := fs.Get(ctx, src)
+		data, info, err := fs.Get(ctx, src, blob.MaxObjectBytes)
 		if err != nil {
 			return err
 		}
@@ -362,7 +362,7 @@ func (b *cmdBench) renameFloor(ctx context.Context, src, dst string, dir bool) e
 		}
 		return fs.Delete(ctx, src, blob.Cond{IfVersion: info.Version})
 	}
-	if _, _, err := fs.Get(ctx, src); !errors.Is(err, blob.ErrNotExist) {
+	if _, _, err := fs.Get(ctx, src, blob.MaxObjectBytes); !errors.Is(err, blob.ErrNotExist) {
 		return fmt.Errorf("Get of the directory: %v", err)
 	}
 	infos, err := blob.ListAll(ctx, fs, src+"/")
@@ -377,7 +377,7 @@ func (b *cmdBench) renameFloor(ctx context.Context, src, dst string, dir bool) e
 	}
 	versions := make([]string, len(infos))
 	for i, info := range infos {
-		data, got, err := fs.Get(ctx, info.Key)
+		data, got, err := fs.Get(ctx, info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			return err
 		}

@@ -130,7 +130,7 @@ func contend(ctx context.Context, t *target, writers, perWriter int, timeout tim
 	}
 
 	// Check with a fresh context: the writers' may have expired.
-	data, _, err := t.store.Get(context.WithoutCancel(ctx), key)
+	data, _, err := t.store.Get(context.WithoutCancel(ctx), key, blob.MaxObjectBytes)
 	if err != nil {
 		r.err = errors.Join(r.err, err)
 		return r

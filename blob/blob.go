@@ -115,7 +115,16 @@ func (c Cond) Validate() error {
 type Store interface {
 	// Get returns the object's data and Info. For a missing key it returns
 	// an error for which errors.Is(err, ErrNotExist) is true.
-	Get(ctx context.Context, key string) ([]byte, Info, error)
+	//
+	// limit bounds the read: Get never reads more than limit+1 bytes of the
+	// object from storage, and for an object larger than limit it returns a
+	// *TooLargeError (errors.Is(err, ErrTooLarge) is true) that carries the
+	// object's size when the backend reports it before the data. An object
+	// of exactly limit bytes is returned. A limit <= 0 is invalid (it never
+	// means "unlimited"): Get returns an error wrapping ErrInvalidLimit and
+	// reads nothing. A caller that needs whole objects passes
+	// MaxObjectBytes.
+	Get(ctx context.Context, key string, limit int64) ([]byte, Info, error)
 
 	// Stat returns the object's Info without its data, with the same errors
 	// as Get.

@@ -108,12 +108,12 @@ func TestPrefixIsolation(t *testing.T) {
 		t.Fatalf("prefixed List(\"\") = %q, want \"in\"", got)
 	}
 	for _, key := range []string{"outside", "qx", "p/qx", "p/q/in"} {
-		if _, _, err := p.Get(ctx, key); !errors.Is(err, blob.ErrNotExist) {
+		if _, _, err := p.Get(ctx, key, blob.MaxObjectBytes); !errors.Is(err, blob.ErrNotExist) {
 			t.Errorf("prefixed Get(%q) error = %v, want ErrNotExist", key, err)
 		}
 	}
 	for _, key := range []string{"../outside", "../qx", "..", "/outside", "a//b"} {
-		if _, _, err := p.Get(ctx, key); !errors.Is(err, blob.ErrInvalidKey) {
+		if _, _, err := p.Get(ctx, key, blob.MaxObjectBytes); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("prefixed Get(%q) error = %v, want ErrInvalidKey", key, err)
 		}
 		if _, err := p.Put(ctx, key, []byte("x"), blob.Cond{}); !errors.Is(err, blob.ErrInvalidKey) {
@@ -177,7 +177,7 @@ func TestCounterCounts(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, _, _ = c.Get(ctx, "a")
+			_, _, _ = c.Get(ctx, "a", blob.MaxObjectBytes)
 			_, _ = c.Stat(ctx, "a")
 			_, _ = c.Stat(ctx, "missing")
 			if got := keysOf(t, c, ""); got != "a d/b d/c" {
@@ -346,7 +346,7 @@ func TestRenameFallbackFaults(t *testing.T) {
 // getContent reports whether key exists, and an error unless it holds want.
 func getContent(t *testing.T, s blob.Store, key, want string) (bool, error) {
 	t.Helper()
-	data, _, err := s.Get(t.Context(), key)
+	data, _, err := s.Get(t.Context(), key, blob.MaxObjectBytes)
 	switch {
 	case errors.Is(err, blob.ErrNotExist):
 		return false, err

@@ -121,7 +121,7 @@ func DeleteTree(ctx context.Context, s Store, dir string) error {
 
 // renameByCopy is the portable, non-atomic Rename.
 func renameByCopy(ctx context.Context, s Store, src, dst string) error {
-	data, info, err := s.Get(ctx, src)
+	data, info, err := s.Get(ctx, src, MaxObjectBytes)
 	switch {
 	case err == nil:
 		if err := checkAbsentTree(ctx, s, dst); err != nil {
@@ -185,7 +185,7 @@ func moveObjects(ctx context.Context, s Store, infos []Info, src, dst string, da
 		body, ok := data[info.Key]
 		if !ok {
 			var err error
-			body, info, err = s.Get(ctx, info.Key)
+			body, info, err = s.Get(ctx, info.Key, MaxObjectBytes)
 			if err != nil {
 				return rollback(err)
 			}
@@ -227,7 +227,7 @@ func dropSource(ctx context.Context, s Store, src Info, to, toVer string) error 
 		if !errors.Is(err, ErrPrecondition) {
 			return fmt.Errorf("blob: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
 		}
-		data, info, err := s.Get(ctx, src.Key)
+		data, info, err := s.Get(ctx, src.Key, MaxObjectBytes)
 		if errors.Is(err, ErrNotExist) {
 			return nil // deleted by someone else meanwhile: nothing left to move
 		}

@@ -58,9 +58,9 @@ func (c *Counter) Reset() {
 	}
 }
 
-func (c *Counter) Get(ctx context.Context, key string) ([]byte, Info, error) {
+func (c *Counter) Get(ctx context.Context, key string, limit int64) ([]byte, Info, error) {
 	c.get.Add(1)
-	return c.inner.Get(ctx, key)
+	return c.inner.Get(ctx, key, limit)
 }
 
 func (c *Counter) Stat(ctx context.Context, key string) (Info, error) {

@@ -53,12 +53,16 @@ func (p *prefixStore) strip(info Info) Info {
 	return info
 }
 
-func (p *prefixStore) Get(ctx context.Context, key string) ([]byte, Info, error) {
+func (p *prefixStore) Get(ctx context.Context, key string, limit int64) ([]byte, Info, error) {
 	k, err := p.full(key)
 	if err != nil {
 		return nil, Info{}, err
 	}
-	data, info, err := p.inner.Get(ctx, k)
+	data, info, err := p.inner.Get(ctx, k, limit)
+	if tl, ok := errors.AsType[*TooLargeError](err); ok {
+		// The caller's key, not the inner store's.
+		err = &TooLargeError{Key: key, Size: tl.Size, Limit: tl.Limit}
+	}
 	return data, p.strip(info), err
 }
 
@@ -150,8 +154,8 @@ var (
 	_ io.Closer        = readOnlyStore{}
 )
 
-func (r readOnlyStore) Get(ctx context.Context, key string) ([]byte, Info, error) {
-	return r.inner.Get(ctx, key)
+func (r readOnlyStore) Get(ctx context.Context, key string, limit int64) ([]byte, Info, error) {
+	return r.inner.Get(ctx, key, limit)
 }
 
 func (r readOnlyStore) Stat(ctx context.Context, key string) (Info, error) {

@@ -52,7 +52,7 @@ func TestRenameFallbackCarriesConcurrentEdit(t *testing.T) {
 				t.Fatalf("Rename = %v, want success", err)
 			}
 			moved := dst + key[len(src):]
-			got, _, err := s.Get(ctx, moved)
+			got, _, err := s.Get(ctx, moved, blob.MaxObjectBytes)
 			if err != nil || string(got) != "edit 2" {
 				t.Fatalf("Get(%q) = %q, %v; want the last concurrent edit %q", moved, got, err, "edit 2")
 			}
@@ -76,7 +76,7 @@ func TestRenameFallbackSourceKeepsChanging(t *testing.T) {
 	if err == nil || errors.Is(err, blob.ErrPrecondition) || errors.Is(err, blob.ErrNotExist) {
 		t.Fatalf("Rename = %v, want an error that is neither ErrPrecondition nor ErrNotExist", err)
 	}
-	src, _, err := s.Get(ctx, "a.md")
+	src, _, err := s.Get(ctx, "a.md", blob.MaxObjectBytes)
 	if err != nil {
 		t.Fatalf("source lost: %v", err)
 	}

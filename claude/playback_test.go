@@ -179,7 +179,7 @@ func checkPlayback(t *testing.T, reqs []request, store blob.Store) {
 	checkJSON(t, "request 2: last message", lastMessage(reqs[1]), wantResults1)
 	checkJSON(t, "request 3: last message", lastMessage(reqs[2]), wantResults2)
 
-	data, _, err := store.Get(context.Background(), "user.md")
+	data, _, err := store.Get(context.Background(), "user.md", blob.MaxObjectBytes)
 	if err != nil || string(data) != "Name: Ada\nPrefers tea.\n" {
 		t.Errorf("the store holds user.md = %q, %v; want %q", data, err, "Name: Ada\nPrefers tea.\n")
 	}

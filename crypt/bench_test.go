@@ -33,7 +33,7 @@ func BenchmarkView(b *testing.B) {
 			}
 			b.SetBytes(int64(len(memoryFile)))
 			for b.Loop() {
-				if _, _, err := s.Get(b.Context(), "notes/prefs.md"); err != nil {
+				if _, _, err := s.Get(b.Context(), "notes/prefs.md", blob.MaxObjectBytes); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -49,7 +49,7 @@ func BenchmarkStrReplace(b *testing.B) {
 			}
 			b.SetBytes(int64(len(memoryFile)))
 			for b.Loop() {
-				data, info, err := s.Get(b.Context(), "notes/prefs.md")
+				data, info, err := s.Get(b.Context(), "notes/prefs.md", blob.MaxObjectBytes)
 				if err != nil {
 					b.Fatal(err)
 				}

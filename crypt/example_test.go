@@ -38,13 +38,13 @@ func Example() {
 	if _, err := s.Put(ctx, "notes/prefs.md", []byte("Answer in French.\n"), blob.Cond{}); err != nil {
 		panic(err)
 	}
-	data, info, err := s.Get(ctx, "notes/prefs.md")
+	data, info, err := s.Get(ctx, "notes/prefs.md", blob.MaxObjectBytes)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("%q, %d bytes\n", data, info.Size)
 
-	stored, _, err := inner.Get(ctx, "notes/prefs.md")
+	stored, _, err := inner.Get(ctx, "notes/prefs.md", blob.MaxObjectBytes)
 	if err != nil {
 		panic(err)
 	}

@@ -170,6 +170,14 @@ func (f *frame) verify(macKey []byte, key string) error {
 	return nil
 }
 
+// storedSize is the inverse of plaintextSize: the stored size of a content of
+// size bytes under a key of keyLen bytes with a prelude of prelude bytes.
+func storedSize(size int64, keyLen, prelude int) int64 {
+	f := frameFixed + int64(keyLen) + size
+	chunks := max(1, (f+ageChunk-1)/ageChunk)
+	return int64(prelude) + ageNonce + f + chunks*ageTag
+}
+
 // plaintextSize returns the content size of a stored object of size stored
 // under a key of keyLen bytes, written for recipients whose prelude is
 // prelude bytes. ok is false when no content size gives that stored size

@@ -84,7 +84,7 @@ func put(t testing.TB, s blob.Store, key string, data []byte) blob.Info {
 
 func get(t testing.TB, s blob.Store, key string) []byte {
 	t.Helper()
-	data, _, err := s.Get(t.Context(), key)
+	data, _, err := s.Get(t.Context(), key, blob.MaxObjectBytes)
 	if err != nil {
 		t.Fatalf("Get(%q): %v", key, err)
 	}
@@ -119,13 +119,6 @@ func wantRefused(t *testing.T, what string, data []byte, err error, target error
 			t.Fatalf("%s: error text %q or its model cause contains a secret", what, err)
 		}
 	}
-}
-
-// storedSize is the inverse of plaintextSize.
-func storedSize(size int64, keyLen, prelude int) int64 {
-	f := size + frameFixed + int64(keyLen)
-	chunks := max(1, (f+ageChunk-1)/ageChunk)
-	return int64(prelude) + ageNonce + f + chunks*ageTag
 }
 
 // pattern is n bytes that do not repeat every 256 bytes.

@@ -28,7 +28,7 @@ func macKeyFor(secret []byte) ([]byte, error) {
 // readSecret reads and verifies the key object. found is false (with a nil
 // error) when it does not exist.
 func readSecret(ctx context.Context, inner blob.Store, kr *keyring) (secret []byte, found bool, err error) {
-	data, _, err := inner.Get(ctx, keyObject)
+	data, _, err := inner.Get(ctx, keyObject, blob.MaxObjectBytes)
 	if errors.Is(err, blob.ErrNotExist) {
 		return nil, false, nil
 	}

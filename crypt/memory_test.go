@@ -58,7 +58,7 @@ func TestHandlerReportsCryptErrors(t *testing.T) {
 		}
 	}
 	// Damage a.md: swap in b.md's ciphertext, bound to b.md.
-	b, _, err := inner.Get(t.Context(), "b.md")
+	b, _, err := inner.Get(t.Context(), "b.md", blob.MaxObjectBytes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ type rekeyer struct {
 // recipients and sets r.macKey. found is false when the store has none.
 func (r *rekeyer) rekeyKeyObject(ctx context.Context) (found bool, err error) {
 	for range rekeyAttempts {
-		data, info, err := r.store.Get(ctx, keyObject)
+		data, info, err := r.store.Get(ctx, keyObject, blob.MaxObjectBytes)
 		if errors.Is(err, blob.ErrNotExist) {
 			return false, nil
 		}
@@ -147,7 +147,7 @@ func (r *rekeyer) rekeyKeyObject(ctx context.Context) (found bool, err error) {
 // encrypted to the new recipients.
 func (r *rekeyer) rekeyObject(ctx context.Context, key string) error {
 	for range rekeyAttempts {
-		data, info, err := r.store.Get(ctx, key)
+		data, info, err := r.store.Get(ctx, key, blob.MaxObjectBytes)
 		if errors.Is(err, blob.ErrNotExist) {
 			return nil
 		}

@@ -95,13 +95,13 @@ func TestRekey(t *testing.T) {
 	// decrypt the objects.
 	old := wrap(t, f.inner, config([]testKey{f.app}, f.app))
 	for k := range rekeyObjects {
-		data, _, err := old.Get(t.Context(), k)
+		data, _, err := old.Get(t.Context(), k, blob.MaxObjectBytes)
 		wantRefused(t, "Get with the retired key", data, err, ErrWrongKey, k, f.app.secret)
 	}
 	if _, err := old.Put(t.Context(), "new", []byte("x"), blob.Cond{}); !errors.Is(err, ErrWrongKey) {
 		t.Fatalf("Put with the retired key: %v, want ErrWrongKey on the key object", err)
 	}
-	data, _, err := f.store.Get(t.Context(), "a.md")
+	data, _, err := f.store.Get(t.Context(), "a.md", blob.MaxObjectBytes)
 	wantRefused(t, "Get by a store that cached the integrity key", data, err, ErrWrongKey, "a.md")
 }
 

@@ -111,11 +111,24 @@ func (s *store) size(info blob.Info) blob.Info {
 	return info
 }
 
-func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+// Get asks the inner store for at most the stored size of a limit-byte
+// content (with the largest prelude, so an object of either kind fits) and
+// checks the decrypted content against limit itself.
+func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	if err := checkKey(key); err != nil {
 		return nil, blob.Info{}, err
 	}
-	data, info, err := s.inner.Get(ctx, key)
+	if err := blob.CheckLimit(limit); err != nil {
+		return nil, blob.Info{}, err
+	}
+	data, info, err := s.inner.Get(ctx, key, storedSize(limit, len(key), maxPrelude))
+	if tl, ok := errors.AsType[*blob.TooLargeError](err); ok {
+		size, ok := plaintextSize(tl.Size, len(key), s.keys.kind.prelude())
+		if !ok {
+			size = -1
+		}
+		return nil, blob.Info{}, &blob.TooLargeError{Key: key, Size: size, Limit: limit}
+	}
 	if err != nil {
 		return nil, blob.Info{}, err
 	}
@@ -131,6 +144,9 @@ func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) 
 		return nil, blob.Info{}, err
 	}
 	info.Size = int64(len(f.content))
+	if err := blob.CheckSize(key, info.Size, limit); err != nil {
+		return nil, blob.Info{}, err
+	}
 	return f.content, info, nil
 }
 

@@ -63,7 +63,7 @@ func TestSizes(t *testing.T) {
 				if info := put(t, s, key, data); info.Size != int64(n) {
 					t.Fatalf("size %d: Put Info.Size = %d", n, info.Size)
 				}
-				got, info, err := s.Get(t.Context(), key)
+				got, info, err := s.Get(t.Context(), key, blob.MaxObjectBytes)
 				if err != nil || info.Size != int64(n) || !bytes.Equal(got, data) {
 					t.Fatalf("size %d: Get = %d bytes, Info.Size %d, %v", n, len(got), info.Size, err)
 				}
@@ -113,7 +113,7 @@ func TestKeyObjectIsReserved(t *testing.T) {
 	put(t, f.store, "a", []byte("a"))
 	before := raw(t, f.inner, keyObject)
 	ctx := t.Context()
-	_, _, err := f.store.Get(ctx, keyObject)
+	_, _, err := f.store.Get(ctx, keyObject, blob.MaxObjectBytes)
 	wantInvalid(t, "Get", err)
 	_, err = f.store.Stat(ctx, keyObject)
 	wantInvalid(t, "Stat", err)
@@ -260,7 +260,7 @@ func TestKeyObjectMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := wrap(t, f.inner, config([]testKey{f.app}, f.app, f.escrow))
-	data, _, err := fresh.Get(t.Context(), "a")
+	data, _, err := fresh.Get(t.Context(), "a", blob.MaxObjectBytes)
 	wantRefused(t, "Get without the key object", data, err, ErrCorrupt, keyObject)
 	_, err = fresh.Put(t.Context(), "b", []byte("b"), blob.Cond{})
 	if !errors.Is(err, ErrCorrupt) {
@@ -301,7 +301,7 @@ func TestSharedIdentities(t *testing.T) {
 							errs[g] = err
 							return
 						}
-						got, _, err := stores[(g+1)%len(stores)].Get(t.Context(), key)
+						got, _, err := stores[(g+1)%len(stores)].Get(t.Context(), key, blob.MaxObjectBytes)
 						if err != nil || !bytes.Equal(got, want) {
 							errs[g] = fmt.Errorf("Get(%q) = %q, %v", key, got, err)
 							return

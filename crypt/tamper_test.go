@@ -23,7 +23,7 @@ func tampered(t *testing.T, f *fixture, key string, data []byte) ([]byte, error)
 	if _, err := f.inner.Put(t.Context(), key, data, blob.Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := f.store.Get(t.Context(), key)
+	got, _, err := f.store.Get(t.Context(), key, blob.MaxObjectBytes)
 	return got, err
 }
 
@@ -226,7 +226,7 @@ func TestWrongIdentity(t *testing.T) {
 	put(t, f.store, "a.md", []byte("for the app only"))
 	stranger := newX25519Key(t)
 	other := wrap(t, f.inner, config([]testKey{stranger}, stranger))
-	got, _, err := other.Get(t.Context(), "a.md")
+	got, _, err := other.Get(t.Context(), "a.md", blob.MaxObjectBytes)
 	wantRefused(t, "Get with a wrong identity", got, err, ErrWrongKey, "a.md", "for the app only", stranger.secret, f.app.secret)
 	if want := `crypt: no configured identity can decrypt the object: "a.md": no identity matches its recipients`; err.Error() != want {
 		t.Fatalf("error text = %q, want %q", err, want)

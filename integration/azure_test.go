@@ -208,7 +208,7 @@ func TestAzureListOrder(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("List(p/) =\n%q\nwant byte order\n%q", got, want)
 	}
-	back, _, err := s.Get(ctx, `p/back\slash`)
+	back, _, err := s.Get(ctx, `p/back\slash`, blob.MaxObjectBytes)
 	if err != nil || string(back) != `p/back\slash` {
 		t.Fatalf(`Get(p/back\slash) = %q, %v`, back, err)
 	}
@@ -275,7 +275,7 @@ func TestAzureURL(t *testing.T) {
 		if _, err := s.Put(ctx, "notes.md", []byte(text), blob.Cond{}); err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := root.Get(ctx, dir+"/sub/notes.md")
+		got, _, err := root.Get(ctx, dir+"/sub/notes.md", blob.MaxObjectBytes)
 		if err != nil || string(got) != text {
 			t.Fatalf("through %s: blob %s/sub/notes.md = %q, %v; want %q", raw, dir, got, err, text)
 		}

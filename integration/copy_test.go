@@ -153,7 +153,7 @@ func hashes(t *testing.T, ctx context.Context, dir string) map[string][sha256.Si
 	}
 	out := make(map[string][sha256.Size]byte, len(infos))
 	for _, info := range infos {
-		data, _, err := s.Get(ctx, info.Key)
+		data, _, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func TestEncryptedNoPlaintext(t *testing.T) {
 				t.Fatalf("the bucket holds %d objects, want 2 (the file and the key object): %v", len(raw), raw)
 			}
 			for _, info := range raw {
-				data, _, err := inner.Get(ctx, info.Key)
+				data, _, err := inner.Get(ctx, info.Key, blob.MaxObjectBytes)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -209,7 +209,7 @@ func TestGCSURL(t *testing.T) {
 	if _, err := s.Put(ctx, "notes.md", []byte("hello"), blob.Cond{IfAbsent: true}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := root.Get(ctx, dir+"/sub/notes.md")
+	got, _, err := root.Get(ctx, dir+"/sub/notes.md", blob.MaxObjectBytes)
 	if err != nil || string(got) != "hello" {
 		t.Fatalf("object %s/sub/notes.md = %q, %v; want \"hello\"", dir, got, err)
 	}
@@ -222,7 +222,7 @@ func TestGCSURL(t *testing.T) {
 	host := os.Getenv("STORAGE_EMULATOR_HOST")
 	t.Setenv("STORAGE_EMULATOR_HOST", "")
 	s = openURL(t, "gs://"+bucket+"/"+dir+"?endpoint=http://"+host)
-	got, info, err := s.Get(ctx, "sub/notes.md")
+	got, info, err := s.Get(ctx, "sub/notes.md", blob.MaxObjectBytes)
 	if err != nil || string(got) != "hello" {
 		t.Fatalf("Get through endpoint= = %q, %v; want \"hello\"", got, err)
 	}

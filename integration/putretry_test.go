@@ -46,7 +46,7 @@ func checkPutRetry(t *testing.T, s blob.Store, rt *lostAnswer, server string, wa
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		got, st, err := s.Get(ctx, "k/a")
+		got, st, err := s.Get(ctx, "k/a", blob.MaxObjectBytes)
 		if err != nil || string(got) != data || st.Version != info.Version {
 			t.Fatalf("%s: Get = %q, version %q, %v; want %q, version %q (Put's)", what, got, st.Version, err, data, info.Version)
 		}

@@ -183,7 +183,7 @@ func TestRedisCluster(t *testing.T) {
 			if err := blob.Rename(t.Context(), s, "dir", "moved"); err != nil {
 				t.Fatal(err)
 			}
-			got, _, err := s.Get(t.Context(), "moved/k")
+			got, _, err := s.Get(t.Context(), "moved/k", blob.MaxObjectBytes)
 			if err != nil || string(got) != string(rune('1'+i)) {
 				t.Fatalf("store %d: Get(moved/k) = %q, %v", i+1, got, err)
 			}

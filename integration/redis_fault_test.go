@@ -151,7 +151,7 @@ func TestRedisCancelInFlight(t *testing.T) {
 	stall.Store(true)
 	defer stall.Store(false)
 	for name, op := range map[string]func(context.Context) error{
-		"Get": func(ctx context.Context) error { _, _, err := s.Get(ctx, "dir/k"); return err },
+		"Get": func(ctx context.Context) error { _, _, err := s.Get(ctx, "dir/k", blob.MaxObjectBytes); return err },
 		"Put": func(ctx context.Context) error {
 			_, err := s.Put(ctx, "other", nil, blob.Cond{IfAbsent: true})
 			return err

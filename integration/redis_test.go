@@ -265,14 +265,14 @@ func TestRedisURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := s.Get(t.Context(), "k")
+		got, _, err := s.Get(t.Context(), "k", blob.MaxObjectBytes)
 		if err != nil || string(got) != data || len(infos) != 1 {
 			t.Errorf("store %q: Get(k) = %q, %v; %d keys listed; want only its own k", data, got, err, len(infos))
 		}
 	}
 
 	ro := openURL(t, "redis://"+addr+"/0?readonly=true&prefix="+p)
-	if got, _, err := ro.Get(t.Context(), "k"); err != nil || string(got) != "a" {
+	if got, _, err := ro.Get(t.Context(), "k", blob.MaxObjectBytes); err != nil || string(got) != "a" {
 		t.Errorf("read-only store: Get(k) = %q, %v; want \"a\"", got, err)
 	}
 	if _, err := ro.Put(t.Context(), "k", []byte("x"), blob.Cond{}); !errors.Is(err, blob.ErrReadOnly) {

@@ -232,7 +232,7 @@ func TestS3URL(t *testing.T) {
 	if _, err := s.Put(t.Context(), "notes.md", []byte("hello"), blob.Cond{IfAbsent: true}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := root.Get(t.Context(), dir+"/sub/notes.md")
+	got, _, err := root.Get(t.Context(), dir+"/sub/notes.md", blob.MaxObjectBytes)
 	if err != nil || string(got) != "hello" {
 		t.Fatalf("object %s/sub/notes.md = %q, %v; want \"hello\"", dir, got, err)
 	}

@@ -242,7 +242,7 @@ func runSession(t *testing.T, s blob.Store) (results []memory.Result, contents m
 	}
 	contents = map[string]string{}
 	for _, info := range infos {
-		data, _, err := s.Get(ctx, info.Key)
+		data, _, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,7 +91,7 @@ func TestEncryptAge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, _, err := direct.Get(ctx, "notes/plan.md"); err != nil || string(data) != secret {
+	if data, _, err := direct.Get(ctx, "notes/plan.md", blob.MaxObjectBytes); err != nil || string(data) != secret {
 		t.Errorf("crypt.Wrap over the backend's store reads %q, %v; want %q", data, err, secret)
 	}
 
@@ -113,7 +113,7 @@ func storeContents(t *testing.T, s blob.Store) map[string]string {
 		t.Fatal(err)
 	}
 	for _, info := range infos {
-		data, _, err := s.Get(context.Background(), info.Key)
+		data, _, err := s.Get(context.Background(), info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestEncryptRecipients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, _, err := s.Get(ctx, key)
+		data, _, err := s.Get(ctx, key, blob.MaxObjectBytes)
 		return string(data), err
 	}
 
@@ -177,7 +177,7 @@ func TestEncryptRecipients(t *testing.T) {
 	if _, err := own.Put(ctx, "b.md", []byte("app only"), blob.Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	if data, _, err := own.Get(ctx, "b.md"); err != nil || string(data) != "app only" {
+	if data, _, err := own.Get(ctx, "b.md", blob.MaxObjectBytes); err != nil || string(data) != "app only" {
 		t.Errorf("the app key reads %q, %v; want \"app only\"", data, err)
 	}
 	if got, err := escrowRead("b.md"); !errors.Is(err, crypt.ErrWrongKey) {

@@ -67,7 +67,7 @@ func TestOpenMem(t *testing.T) {
 		if _, err := s.Put(ctx, "a/b.md", []byte("hi"), blob.Cond{}); err != nil {
 			t.Fatalf("Open(%q).Put: %v", raw, err)
 		}
-		data, _, err := s.Get(ctx, "a/b.md")
+		data, _, err := s.Get(ctx, "a/b.md", blob.MaxObjectBytes)
 		if err != nil || string(data) != "hi" {
 			t.Fatalf("Open(%q).Get = %q, %v; want \"hi\"", raw, data, err)
 		}

@@ -197,7 +197,7 @@ func TestNoRequest(t *testing.T) {
 		if _, err := s.Put(ctx, key, nil, blob.Cond{}); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("Put(%.20q): error = %v, want ErrInvalidKey", key, err)
 		}
-		if _, _, err := s.Get(ctx, key); !errors.Is(err, blob.ErrInvalidKey) {
+		if _, _, err := s.Get(ctx, key, blob.MaxObjectBytes); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("Get(%.20q): error = %v, want ErrInvalidKey", key, err)
 		}
 		if err := s.Delete(ctx, key, blob.Cond{}); !errors.Is(err, blob.ErrInvalidKey) {
@@ -226,7 +226,7 @@ func TestNoRequest(t *testing.T) {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	calls := map[string]func() error{
-		"Get":    func() error { _, _, err := s.Get(cancelled, "k"); return err },
+		"Get":    func() error { _, _, err := s.Get(cancelled, "k", blob.MaxObjectBytes); return err },
 		"Stat":   func() error { _, err := s.Stat(cancelled, "k"); return err },
 		"Put":    func() error { _, err := s.Put(cancelled, "k", nil, blob.Cond{}); return err },
 		"Delete": func() error { return s.Delete(cancelled, "k", blob.Cond{}) },

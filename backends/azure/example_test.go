@@ -36,7 +36,7 @@ func Example_url() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	data, _, err := store.Get(ctx, "notes.md")
+	data, _, err := store.Get(ctx, "notes.md", blob.MaxObjectBytes)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package azure
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"strings"
 	"time"
@@ -49,9 +49,12 @@ func (s *store) blobName(ctx context.Context, key string) (string, error) {
 	return name, nil
 }
 
-func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	name, err := s.blobName(ctx, key)
 	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	if err := blob.CheckLimit(limit); err != nil {
 		return nil, blob.Info{}, err
 	}
 	resp, err := s.client.NewBlobClient(name).DownloadStream(ctx, nil)
@@ -59,7 +62,14 @@ func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) 
 		return nil, blob.Info{}, mapErr(key, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	size := int64(-1)
+	if resp.ContentLength != nil {
+		size = *resp.ContentLength
+	}
+	data, err := blob.ReadLimited(resp.Body, key, size, limit)
+	if errors.Is(err, blob.ErrTooLarge) {
+		return nil, blob.Info{}, err
+	}
 	if err != nil {
 		return nil, blob.Info{}, fmt.Errorf("azure: %q: reading: %w", key, err)
 	}

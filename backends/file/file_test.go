@@ -187,7 +187,7 @@ func TestReservedNames(t *testing.T) {
 		t.Fatalf("List = %q, want only d/real", got)
 	}
 	for _, key := range []string{".cloudmem-tmp-crashed", "d/.cloudmem-tmp-crashed", ".cloudmem-lock", ".cloudmem-x/y", "d/.cloudmem-"} {
-		if _, _, err := s.Get(t.Context(), key); !errors.Is(err, blob.ErrInvalidKey) {
+		if _, _, err := s.Get(t.Context(), key, blob.MaxObjectBytes); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("Get(%q) error = %v, want ErrInvalidKey", key, err)
 		}
 		if _, err := s.Put(t.Context(), key, []byte("x"), blob.Cond{}); !errors.Is(err, blob.ErrInvalidKey) {
@@ -234,7 +234,7 @@ func TestKeyTreeConflict(t *testing.T) {
 
 func wantContent(t *testing.T, s blob.Store, key, want string) blob.Info {
 	t.Helper()
-	data, info, err := s.Get(t.Context(), key)
+	data, info, err := s.Get(t.Context(), key, blob.MaxObjectBytes)
 	if err != nil || string(data) != want {
 		t.Fatalf("Get(%q) = %q, %v; want %q", key, data, err, want)
 	}

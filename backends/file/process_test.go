@@ -48,7 +48,7 @@ func incrementCounter(dir string, n int) (retries int, err error) {
 		return 0, err
 	}
 	for done := 0; done < n; {
-		data, info, err := s.Get(ctx, "counter")
+		data, info, err := s.Get(ctx, "counter", blob.MaxObjectBytes)
 		if err != nil {
 			return retries, err
 		}

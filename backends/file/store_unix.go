@@ -104,8 +104,11 @@ func writeErr(key string, err error) error {
 	return fmt.Errorf("file: %q: %w", key, err)
 }
 
-func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	if err := checkCall(ctx, key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	if err := blob.CheckLimit(limit); err != nil {
 		return nil, blob.Info{}, err
 	}
 	dir, base := splitKey(key)
@@ -127,6 +130,9 @@ func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) 
 	}
 	if !isRegular(&st) {
 		return nil, blob.Info{}, notExist(key, nil)
+	}
+	if err := blob.CheckSize(key, st.Size, limit); err != nil {
+		return nil, blob.Info{}, err
 	}
 	data := make([]byte, st.Size)
 	if _, err := io.ReadFull(f, data); err != nil {

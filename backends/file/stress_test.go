@@ -70,7 +70,7 @@ func TestPutsDuringTreeMoves(t *testing.T) {
 				return
 			}
 			for _, info := range infos {
-				data, _, err := s.Get(ctx, info.Key)
+				data, _, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)
 				if err != nil && !errors.Is(err, blob.ErrNotExist) {
 					t.Errorf("Get(%q): %v", info.Key, err)
 				}

@@ -39,7 +39,7 @@ func TestSymlinksNotFollowed(t *testing.T) {
 		t.Fatalf("List = %q, want only d/real", got)
 	}
 	for _, key := range []string{"dirlink/secret", "d/dirlink/secret", "filelink", "d/loop", "d/loop/x"} {
-		if _, _, err := s.Get(ctx, key); !errors.Is(err, blob.ErrNotExist) {
+		if _, _, err := s.Get(ctx, key, blob.MaxObjectBytes); !errors.Is(err, blob.ErrNotExist) {
 			t.Errorf("Get(%q) error = %v, want ErrNotExist", key, err)
 		}
 		if _, err := s.Stat(ctx, key); !errors.Is(err, blob.ErrNotExist) {

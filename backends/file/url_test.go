@@ -63,7 +63,7 @@ func TestURLReadOnly(t *testing.T) {
 	if !blob.IsReadOnly(s) {
 		t.Error("IsReadOnly = false for readonly=true")
 	}
-	if data, _, err := s.Get(ctx, "a.md"); err != nil || string(data) != "kept" {
+	if data, _, err := s.Get(ctx, "a.md", blob.MaxObjectBytes); err != nil || string(data) != "kept" {
 		t.Errorf("Get = %q, %v; want \"kept\"", data, err)
 	}
 	if _, err := s.Put(ctx, "a.md", []byte("changed"), blob.Cond{}); !errors.Is(err, blob.ErrReadOnly) {

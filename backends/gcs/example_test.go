@@ -41,7 +41,7 @@ func Example_url() {
 		log.Fatal(err)
 	}
 	defer s.(io.Closer).Close()
-	data, _, err := s.Get(ctx, "notes.md")
+	data, _, err := s.Get(ctx, "notes.md", blob.MaxObjectBytes)
 	if err != nil {
 		log.Fatal(err)
 	}

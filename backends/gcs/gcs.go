@@ -204,9 +204,12 @@ func (s *store) object(ctx context.Context, key string) (*storage.ObjectHandle, 
 	return s.bucket.Object(s.dir + key), nil
 }
 
-func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	obj, err := s.object(ctx, key)
 	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	if err := blob.CheckLimit(limit); err != nil {
 		return nil, blob.Info{}, err
 	}
 	r, err := obj.NewReader(ctx)
@@ -214,7 +217,10 @@ func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) 
 		return nil, blob.Info{}, mapErr(key, err)
 	}
 	defer r.Close()
-	data, err := io.ReadAll(r)
+	data, err := blob.ReadLimited(r, key, r.Attrs.Size, limit)
+	if errors.Is(err, blob.ErrTooLarge) {
+		return nil, blob.Info{}, err
+	}
 	if err != nil {
 		return nil, blob.Info{}, fmt.Errorf("gcs: %q: reading: %w", key, err)
 	}

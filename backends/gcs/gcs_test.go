@@ -92,7 +92,7 @@ func TestNoRequest(t *testing.T) {
 	if err := s.(io.Closer).Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	_, _, getErr := s.Get(ctx, "k")
+	_, _, getErr := s.Get(ctx, "k", blob.MaxObjectBytes)
 	_, statErr := s.Stat(ctx, "k")
 	_, putErr := s.Put(ctx, "k", nil, blob.Cond{})
 	_, listErr := blob.ListAll(ctx, s, "")

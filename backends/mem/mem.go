@@ -70,8 +70,11 @@ func notExist(key string) error { return fmt.Errorf("mem: %q: %w", key, blob.Err
 
 func precondition(key string) error { return fmt.Errorf("mem: %q: %w", key, blob.ErrPrecondition) }
 
-func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	if err := checkCall(ctx, key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	if err := blob.CheckLimit(limit); err != nil {
 		return nil, blob.Info{}, err
 	}
 	s.mu.RLock()
@@ -79,6 +82,9 @@ func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) 
 	o, ok := s.objects[key]
 	if !ok {
 		return nil, blob.Info{}, notExist(key)
+	}
+	if err := blob.CheckSize(key, o.info.Size, limit); err != nil {
+		return nil, blob.Info{}, err
 	}
 	return slices.Clone(o.data), o.info, nil
 }

@@ -37,7 +37,7 @@ func Example() {
 	}
 	_, err := s.Put(ctx, "notes/a.md", []byte("second"), blob.Cond{IfAbsent: true})
 	fmt.Println(err)
-	data, _, _ := s.Get(ctx, "notes/a.md")
+	data, _, _ := s.Get(ctx, "notes/a.md", blob.MaxObjectBytes)
 	fmt.Printf("%s\n", data)
 	// Output:
 	// mem: "notes/a.md": blob: precondition failed

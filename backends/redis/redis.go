@@ -101,15 +101,25 @@ func (s *store) Close() error {
 	return s.client.Close()
 }
 
-func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	if err := checkCall(ctx, key); err != nil {
 		return nil, blob.Info{}, err
 	}
+	if err := blob.CheckLimit(limit); err != nil {
+		return nil, blob.Info{}, err
+	}
 	vals, err := call(ctx, func() ([]any, error) {
-		return s.client.HMGet(ctx, s.keys.object(key), "d", "v", "s", "m").Result()
+		return getScript.Run(ctx, s.client, []string{s.keys.object(key)}, limit).Slice()
 	})
 	if err != nil {
 		return nil, blob.Info{}, s.wrapErr(ctx, "get", key, nil, err)
+	}
+	if len(vals) == 1 {
+		size, _ := vals[0].(int64)
+		return nil, blob.Info{}, &blob.TooLargeError{Key: key, Size: size, Limit: limit}
+	}
+	if len(vals) != 4 {
+		return nil, blob.Info{}, s.wrapErr(ctx, "get", key, nil, fmt.Errorf("get script returned %d values", len(vals)))
 	}
 	if vals[0] == nil || vals[1] == nil {
 		return nil, blob.Info{}, s.wrapErr(ctx, "get", key, blob.ErrNotExist, nil)

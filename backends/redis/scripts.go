@@ -20,6 +20,18 @@ import goredis "github.com/redis/go-redis/v9"
 // The modification time is the server's clock (TIME), in microseconds since
 // the Unix epoch.
 
+// getScript reads an object unless its data is over the caller's limit,
+// which HSTRLEN measures without reading it.
+//
+//	KEYS: object
+//	ARGV: limit in bytes
+//	returns {size} when the data is over the limit, else HMGET d v s m (nils for a missing object)
+var getScript = goredis.NewScript(`
+local n = redis.call('HSTRLEN', KEYS[1], 'd')
+if n > tonumber(ARGV[1]) then return {n} end
+return redis.call('HMGET', KEYS[1], 'd', 'v', 's', 'm')
+`)
+
 // putScript stores an object if its condition holds.
 //
 //	KEYS: idx, seq, mark, object

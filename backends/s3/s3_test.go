@@ -156,7 +156,7 @@ func TestNoRequest(t *testing.T) {
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := s.Get(cancelled, "k"); !errors.Is(err, context.Canceled) {
+	if _, _, err := s.Get(cancelled, "k", blob.MaxObjectBytes); !errors.Is(err, context.Canceled) {
 		t.Errorf("Get with a cancelled context: error = %v", err)
 	}
 	if err := s.Delete(cancelled, "k", blob.Cond{}); !errors.Is(err, context.Canceled) {

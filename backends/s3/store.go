@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"strings"
 	"time"
@@ -41,9 +40,12 @@ func (s *store) objectKey(ctx context.Context, key string) (string, error) {
 	return s.dir + key, nil
 }
 
-func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	k, err := s.objectKey(ctx, key)
 	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	if err := blob.CheckLimit(limit); err != nil {
 		return nil, blob.Info{}, err
 	}
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.bucket, Key: &k})
@@ -51,7 +53,10 @@ func (s *store) Get(ctx context.Context, key string) ([]byte, blob.Info, error) 
 		return nil, blob.Info{}, mapErr(key, err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
+	data, err := blob.ReadLimited(out.Body, key, aws.ToInt64(out.ContentLength), limit)
+	if errors.Is(err, blob.ErrTooLarge) {
+		return nil, blob.Info{}, err
+	}
 	if err != nil {
 		return nil, blob.Info{}, fmt.Errorf("s3: %q: reading: %w", key, err)
 	}

@@ -53,7 +53,7 @@ type test struct {
 // tests is the whole suite, in the order it runs.
 func tests() []test {
 	var all []test
-	for _, group := range [][]test{basicTests, keyTests, listTests, raceTests, cancelTests, treeTests} {
+	for _, group := range [][]test{basicTests, limitTests, keyTests, listTests, raceTests, cancelTests, treeTests} {
 		all = append(all, group...)
 	}
 	return all
@@ -122,7 +122,7 @@ func putAll(t *testing.T, s blob.Store, keys ...string) {
 // wantContent checks that key holds exactly data.
 func wantContent(t *testing.T, s blob.Store, key string, data []byte) blob.Info {
 	t.Helper()
-	got, info, err := s.Get(t.Context(), key)
+	got, info, err := s.Get(t.Context(), key, blob.MaxObjectBytes)
 	if err != nil {
 		t.Fatalf("Get(%q): %v", key, err)
 	}
@@ -139,7 +139,7 @@ func wantContent(t *testing.T, s blob.Store, key string, data []byte) blob.Info 
 // wantAbsent checks that Get and Stat of key report ErrNotExist.
 func wantAbsent(t *testing.T, s blob.Store, key string) {
 	t.Helper()
-	if _, _, err := s.Get(t.Context(), key); !errors.Is(err, blob.ErrNotExist) {
+	if _, _, err := s.Get(t.Context(), key, blob.MaxObjectBytes); !errors.Is(err, blob.ErrNotExist) {
 		t.Fatalf("Get(%q) error = %v, want ErrNotExist", key, err)
 	}
 	if _, err := s.Stat(t.Context(), key); !errors.Is(err, blob.ErrNotExist) {

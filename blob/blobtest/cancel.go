@@ -25,7 +25,7 @@ func testCancelledContext(t *testing.T, s blob.Store) {
 		name string
 		call func(ctx context.Context) error
 	}{
-		{"Get", func(ctx context.Context) error { _, _, err := s.Get(ctx, "k"); return err }},
+		{"Get", func(ctx context.Context) error { _, _, err := s.Get(ctx, "k", blob.MaxObjectBytes); return err }},
 		{"Stat", func(ctx context.Context) error { _, err := s.Stat(ctx, "k"); return err }},
 		{"Put", func(ctx context.Context) error { _, err := s.Put(ctx, "k", []byte("new"), blob.Cond{}); return err }},
 		{"Put new key", func(ctx context.Context) error { _, err := s.Put(ctx, "new", []byte("new"), blob.Cond{}); return err }},

@@ -133,7 +133,7 @@ func testInvalidKeys(t *testing.T, s blob.Store) {
 		if blob.CheckKey(key) == nil {
 			t.Fatalf("blobtest bug: %q is a valid key", key)
 		}
-		_, _, err := s.Get(ctx, key)
+		_, _, err := s.Get(ctx, key, blob.MaxObjectBytes)
 		wantErr(t, "Get("+quote(key)+")", err, blob.ErrInvalidKey)
 		_, err = s.Stat(ctx, key)
 		wantErr(t, "Stat("+quote(key)+")", err, blob.ErrInvalidKey)

@@ -46,9 +46,14 @@ func RunReadOnly(t *testing.T, newStore func(t *testing.T, objects map[string][]
 			}
 		}
 		wantAbsent(t, s, "missing")
-		_, _, err := s.Get(t.Context(), "a//b")
+		for k, data := range seed {
+			if n := int64(len(data)); n > 0 {
+				wantTooLarge(t, s, k, n, n-1)
+			}
+		}
+		_, _, err := s.Get(t.Context(), "a//b", blob.MaxObjectBytes)
 		wantErr(t, `Get("a//b")`, err, blob.ErrInvalidKey)
-		_, _, err = s.Get(cancelled(t), "a")
+		_, _, err = s.Get(cancelled(t), "a", blob.MaxObjectBytes)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Get with a cancelled context: error = %v, want context.Canceled", err)
 		}

@@ -26,7 +26,7 @@ func takeSnapshot(t *testing.T, s blob.Store) snapshot {
 	t.Helper()
 	snap := snapshot{}
 	for _, info := range listInfos(t, s, "") {
-		data, got, err := s.Get(t.Context(), info.Key)
+		data, got, err := s.Get(t.Context(), info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatalf("Get(%q) of a listed key: %v", info.Key, err)
 		}

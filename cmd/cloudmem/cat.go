@@ -78,8 +78,8 @@ type getProbe struct {
 	err    error
 }
 
-func (p *getProbe) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
-	data, info, err := p.Store.Get(ctx, key)
+func (p *getProbe) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	data, info, err := p.Store.Get(ctx, key, limit)
 	if !p.called {
 		p.called, p.key, p.data, p.err = true, key, data, err
 	}

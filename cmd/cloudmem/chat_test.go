@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cloudmem/cloudmem/blob"
 )
 
 // Recorded Messages API responses for TestChat, written by hand from the
@@ -115,7 +117,7 @@ func TestChat(t *testing.T) {
 			if code != 0 || stdout != want || stderr != "" {
 				t.Fatalf("chat = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
 			}
-			data, _, err := sharedStore(name).Get(context.Background(), "prefs.md")
+			data, _, err := sharedStore(name).Get(context.Background(), "prefs.md", blob.MaxObjectBytes)
 			if err != nil || string(data) != "Prefers tea.\n" {
 				t.Errorf("the store holds prefs.md = %q, %v; want %q", data, err, "Prefers tea.\n")
 			}

@@ -156,7 +156,7 @@ type copier struct {
 
 // copyFile copies one file; see copyStore.
 func (cp *copier) copyFile(ctx context.Context, key string) error {
-	data, _, err := cp.src.Get(ctx, key)
+	data, _, err := cp.src.Get(ctx, key, blob.MaxObjectBytes)
 	if errors.Is(err, blob.ErrNotExist) {
 		cp.done(func(s *copyStats) { s.gone++ })
 		return nil
@@ -166,7 +166,7 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 	}
 	sum := sha256.Sum256(data)
 	for range putAttempts {
-		old, info, err := cp.dst.Get(ctx, key)
+		old, info, err := cp.dst.Get(ctx, key, blob.MaxObjectBytes)
 		cond := blob.Cond{IfAbsent: true}
 		switch {
 		case err == nil && sha256.Sum256(old) == sum:
@@ -290,7 +290,7 @@ func verifyCopy(ctx context.Context, src, dst blob.Store, jobs int, progress fun
 // hashOf returns the SHA-256 of the object at key, or nil when there is
 // none.
 func hashOf(ctx context.Context, s blob.Store, key string) (*[sha256.Size]byte, error) {
-	data, _, err := s.Get(ctx, key)
+	data, _, err := s.Get(ctx, key, blob.MaxObjectBytes)
 	if errors.Is(err, blob.ErrNotExist) {
 		return nil, nil
 	}

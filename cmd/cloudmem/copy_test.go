@@ -191,8 +191,8 @@ type alter struct {
 	changed, gone string
 }
 
-func (a alter) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
-	data, info, err := a.Store.Get(ctx, key)
+func (a alter) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	data, info, err := a.Store.Get(ctx, key, limit)
 	switch key {
 	case a.changed:
 		data = append(data, '!')

@@ -110,7 +110,7 @@ func export(ctx context.Context, s blob.Store, w fileWriter) (files int, size in
 		return 0, 0, err
 	}
 	for _, info := range infos {
-		data, got, err := s.Get(ctx, info.Key)
+		data, got, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)
 		if errors.Is(err, blob.ErrNotExist) {
 			continue // deleted since the listing
 		}

@@ -339,7 +339,7 @@ func planImport(ctx context.Context, s blob.Store, files []inputFile, overwrite 
 			plan.writes = append(plan.writes, importWrite{key: f.name, data: f.data, cond: blob.Cond{IfAbsent: true}})
 			continue
 		}
-		data, got, err := s.Get(ctx, f.name)
+		data, got, err := s.Get(ctx, f.name, blob.MaxObjectBytes)
 		if errors.Is(err, blob.ErrNotExist) { // deleted since the listing
 			plan.writes = append(plan.writes, importWrite{key: f.name, data: f.data, cond: blob.Cond{IfAbsent: true}})
 			continue

@@ -59,7 +59,7 @@ func storeContents(t *testing.T, s blob.Store) map[string]string {
 		t.Fatal(err)
 	}
 	for _, info := range infos {
-		data, _, err := s.Get(context.Background(), info.Key)
+		data, _, err := s.Get(context.Background(), info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func TestRekey(t *testing.T) {
 		{args: []string{"rekey", "--to-recipients", newRecipient, "--identity-file", oldFile},
 			stdout: "rekey done: 3 objects, each encrypted to 1 recipient\n"},
 	})
-	if _, _, err := encrypted(t, dir, oldFile, oldRecipient).Get(ctx, "b.md"); !errors.Is(err, crypt.ErrWrongKey) {
+	if _, _, err := encrypted(t, dir, oldFile, oldRecipient).Get(ctx, "b.md", blob.MaxObjectBytes); !errors.Is(err, crypt.ErrWrongKey) {
 		t.Errorf("after the rekey the old key reads b.md: %v; want ErrWrongKey", err)
 	}
 	if got := storeContents(t, encrypted(t, dir, newFile, newRecipient)); !equalMaps(got, files) {

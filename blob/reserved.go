@@ -13,6 +13,11 @@ import "strings"
 // bookkeeping under it.
 const ReservedName = ".cloudmem"
 
+// EncryptionKeyName is the key of the encryption layer's key object (package
+// crypt). A store that holds it is encrypted: a store opened without
+// encryption must refuse it (see RefuseEncrypted).
+const EncryptionKeyName = ReservedName + "/crypt-key"
+
 // IsReservedSegment reports whether one path segment is reserved: equal to
 // ReservedName or starting with ReservedName+"-".
 func IsReservedSegment(seg string) bool {

@@ -36,6 +36,17 @@ type Config struct {
 	// writes. Any kind may be listed; ParseIdentities and LoadIdentities
 	// make them from an identity file.
 	Identities []age.Identity
+	// KeyFingerprint, when not empty, pins the store's integrity key:
+	// the store's key object must hold the key with this fingerprint (32
+	// lowercase hex digits, as Fingerprint returns it, and as a store
+	// logs when it creates its key), whoever made it; any other key
+	// object is refused with ErrUntrustedKey, and a pinned store that has
+	// no key object is never given a new one. When empty, the key object
+	// must carry the voucher of one of Identities, which it does when one
+	// of them created it (or a Rekey that held one rewrote it). Pin it
+	// where the store is read with other identities than its creator's:
+	// an escrow key, a second application key, the new key after a Rekey.
+	KeyFingerprint string
 }
 
 // Limits on the number of recipients, so that the age header always fits in
@@ -79,13 +90,17 @@ type keyring struct {
 	identities []age.Identity
 	kind       kind
 	keySet     [keySetLen]byte // identifies the recipient set; see keySetID
+	pin        string          // Config.KeyFingerprint
 }
 
 // compile validates c; needRecipients and needIdentities say which halves
 // the caller will use (Rekey reads with one Config and writes with another).
 func (c Config) compile(needRecipients, needIdentities bool) (*keyring, error) {
 	// Copies, so that a caller reusing its slices cannot race with us.
-	kr := &keyring{recipients: slices.Clone(c.Recipients), identities: slices.Clone(c.Identities)}
+	kr := &keyring{recipients: slices.Clone(c.Recipients), identities: slices.Clone(c.Identities), pin: c.KeyFingerprint}
+	if err := checkFingerprint(c.KeyFingerprint); err != nil {
+		return nil, err
+	}
 	if needIdentities && len(c.Identities) == 0 {
 		return nil, errors.New("crypt: no identities: one is needed to read objects")
 	}

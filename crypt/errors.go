@@ -19,6 +19,14 @@ var (
 	// not verify), copied from another key (its frame names another key),
 	// or the integrity key object is missing.
 	ErrCorrupt = errors.New("crypt: object failed its integrity check")
+	// ErrUntrustedKey means the store's integrity key object decrypts
+	// and is intact but cannot be trusted: it does not have the pinned
+	// fingerprint (Config.KeyFingerprint), or, with none pinned, none of
+	// the configured identities vouched for it. Someone with write access
+	// replaced or planted it, or it was made by another identity (an
+	// earlier version of this package, another application key, the key
+	// of before a Rekey). The error's Reason names the fingerprint found.
+	ErrUntrustedKey = errors.New("crypt: the store's integrity key object is not trusted")
 	// ErrNotEncrypted means the object does not start with this package's
 	// format line, so it was not written through a crypt store: plain data
 	// stored before encryption was enabled, or written around the wrapper.
@@ -31,7 +39,7 @@ var (
 type Error struct {
 	// Key is the object's key in the wrapped store.
 	Key string
-	// Err is ErrWrongKey, ErrCorrupt or ErrNotEncrypted.
+	// Err is ErrWrongKey, ErrCorrupt, ErrUntrustedKey or ErrNotEncrypted.
 	Err error
 	// Reason says which check failed, for logs, e.g. "the frame belongs to
 	// another key".
@@ -64,6 +72,8 @@ func (e *Error) ModelCause() string {
 		return "an object could not be decrypted with the configured identities"
 	case errors.Is(e.Err, ErrNotEncrypted):
 		return "an object is not encrypted"
+	case errors.Is(e.Err, ErrUntrustedKey):
+		return "the store's encryption key object is not trusted (replaced, or made with another identity)"
 	case e.Key == keyObject:
 		return "the store's encryption key object is missing or damaged"
 	default:
@@ -77,6 +87,10 @@ func wrongKey(key string, cause error) *Error {
 
 func corrupt(key, reason string, cause error) *Error {
 	return &Error{Key: key, Err: ErrCorrupt, Reason: reason, cause: cause}
+}
+
+func untrusted(reason string) *Error {
+	return &Error{Key: keyObject, Err: ErrUntrustedKey, Reason: reason}
 }
 
 func notEncrypted(key string) *Error {

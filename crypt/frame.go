@@ -109,10 +109,12 @@ func frameMAC(macKey, signed []byte) []byte {
 }
 
 // decrypt checks the format line of the stored object data, decrypts it with
-// ids and parses the frame. It reads the whole object before returning, so a
-// truncated or altered object yields an error and no content. The frame is
-// not verified yet. Errors are *Error.
-func decrypt(ids []age.Identity, key string, data []byte) (*frame, error) {
+// ids (age.DecryptHeader checks the header's MAC, openPayload every chunk's
+// tag), or with the file key cache remembers for its header (nil: none),
+// and parses the frame. It decrypts the whole object before returning,
+// so a truncated or altered object yields an error and no content. The
+// frame is not verified yet. Errors are *Error.
+func decrypt(ids []age.Identity, cache *fileKeyCache, key string, data []byte) (*frame, error) {
 	if !bytes.HasPrefix(data, []byte(magic)) {
 		return nil, notEncrypted(key)
 	}
@@ -121,20 +123,30 @@ func decrypt(ids []age.Identity, key string, data []byte) (*frame, error) {
 	if nl < 0 || strings.Trim(string(head[len(magic):nl]), " ") != "" {
 		return nil, corrupt(key, "its format line is malformed", nil)
 	}
-	r, err := age.Decrypt(bytes.NewReader(data[nl+1:]), ids...)
-	if err != nil {
-		var noMatch *age.NoIdentityMatchError
-		if errors.As(err, &noMatch) {
-			return nil, wrongKey(key, err)
-		}
-		return nil, corrupt(key, "its age header is damaged", err)
+	ageFile := data[nl+1:]
+	hdr := headerLen(ageFile)
+	if hdr > len(ageFile) {
+		return nil, corrupt(key, "its age header is damaged", nil)
 	}
-	// The frame is shorter than the object: one allocation holds it.
-	plain := bytes.NewBuffer(make([]byte, 0, len(data)+bytes.MinRead))
-	if _, err := plain.ReadFrom(r); err != nil {
+	sum := sha256.Sum256(ageFile[:hdr])
+	fileKey, ok := cache.get(sum)
+	if !ok {
+		var err error
+		fileKey, err = age.DecryptHeader(ageFile[:hdr], ids...)
+		if err != nil {
+			var noMatch *age.NoIdentityMatchError
+			if errors.As(err, &noMatch) {
+				return nil, wrongKey(key, err)
+			}
+			return nil, corrupt(key, "its age header is damaged", err)
+		}
+		cache.put(sum, fileKey)
+	}
+	plain, err := openPayload(fileKey, ageFile[hdr:])
+	if err != nil {
 		return nil, corrupt(key, "its ciphertext is truncated or altered", err)
 	}
-	return parseFrame(key, plain.Bytes())
+	return parseFrame(key, plain)
 }
 
 func parseFrame(key string, plain []byte) (*frame, error) {

@@ -2,6 +2,7 @@ package crypt
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"io/fs"
 	"os"
@@ -58,6 +59,15 @@ func TestKnownAnswer(t *testing.T) {
 			cfg := fixtureConfig(t, dir)
 			inner := mem.New(nil)
 			loadFixture(t, inner, filepath.Join(dir, "store"))
+			if pin := legacyPin(t, dir); pin != "" {
+				// A store from before the key object carried vouchers: its
+				// key is trusted only once pinned.
+				_, _, err := wrap(t, inner, cfg).Get(t.Context(), kind.keys[0], blob.MaxObjectBytes)
+				if !errors.Is(err, ErrUntrustedKey) {
+					t.Fatalf("Get from the unpinned legacy store: %v, want ErrUntrustedKey", err)
+				}
+				cfg.KeyFingerprint = pin
+			}
 			s := wrap(t, inner, cfg)
 			wantListed(t, s, "", kind.keys...)
 			wantListed(t, inner, "", append([]string{keyObject}, kind.keys...)...)
@@ -107,6 +117,22 @@ func fixtureConfig(t *testing.T, dir string) Config {
 		}
 	}
 	return cfg
+}
+
+// legacyPin returns the fingerprint kept in dir/key-fingerprint.txt, the
+// pin of a fixture written before key objects carried vouchers, or "" when
+// there is none (a fixture written by this version, whose identities vouch
+// for its key).
+func legacyPin(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "key-fingerprint.txt"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // loadFixture puts every file under root into inner, keyed by its path.

@@ -1,6 +1,7 @@
 package crypt
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +56,12 @@ func Rekey(ctx context.Context, store blob.Store, from, to Config, progress func
 		store: store,
 		ids:   slices.Concat(from.Identities, to.Identities),
 		to:    toKeys,
+		pin:   cmp.Or(from.KeyFingerprint, to.KeyFingerprint),
 	}
+	if from.KeyFingerprint != "" && to.KeyFingerprint != "" && from.KeyFingerprint != to.KeyFingerprint {
+		return errors.New("crypt: rekey: from and to pin different key fingerprints; the integrity key stays the same across a rekey")
+	}
+
 	found, err := r.rekeyKeyObject(ctx)
 	if err != nil {
 		return err
@@ -100,35 +106,32 @@ type rekeyer struct {
 	store  blob.Store
 	ids    []age.Identity
 	to     *keyring
+	pin    string // the pinned fingerprint, from from or to
 	macKey []byte // set by rekeyKeyObject
 }
 
 // rekeyKeyObject re-encrypts the integrity key object to the new
-// recipients and sets r.macKey. found is false when the store has none.
+// recipients and sets r.macKey. It trusts the key object as a store does
+// (a voucher of one of the identities, or the pinned fingerprint), and adds
+// the vouchers of the identities it holds that lack one, so that after a
+// rotation the new identity (when given in to) trusts the store without a
+// pin. found is false when the store has none.
 func (r *rekeyer) rekeyKeyObject(ctx context.Context) (found bool, err error) {
 	for range rekeyAttempts {
-		data, info, err := r.store.Get(ctx, keyObject, blob.MaxObjectBytes)
-		if errors.Is(err, blob.ErrNotExist) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("crypt: rekey: reading the integrity key object: %w", err)
-		}
-		f, err := decrypt(r.ids, keyObject, data)
-		if err != nil {
+		k, f, info, found, err := readKeyObj(ctx, r.store, r.ids)
+		if err != nil || !found {
 			return false, err
 		}
-		secret, err := openKeyFrame(f)
-		if err != nil {
+		if err := trust(k, r.ids, r.pin); err != nil {
 			return false, err
 		}
-		if r.macKey, err = macKeyFor(secret); err != nil {
+		if r.macKey, err = macKeyFor(k.secret); err != nil {
 			return false, err
 		}
-		if f.keySet == r.to.keySet {
+		if vouched := k.vouch(r.ids); f.keySet == r.to.keySet && !vouched {
 			return true, nil
 		}
-		ct, err := seal(r.to, r.macKey, keyObject, secret)
+		ct, err := seal(r.to, r.macKey, keyObject, k.bytes())
 		if err != nil {
 			return false, err
 		}
@@ -154,7 +157,7 @@ func (r *rekeyer) rekeyObject(ctx context.Context, key string) error {
 		if err != nil {
 			return err
 		}
-		f, err := decrypt(r.ids, key, data)
+		f, err := decrypt(r.ids, nil, key, data)
 		if err != nil {
 			return err
 		}

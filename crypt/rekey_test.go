@@ -40,7 +40,7 @@ func wantFrameKeySet(t *testing.T, inner blob.Store, ids []testKey, want Config)
 		t.Fatal(err)
 	}
 	for _, info := range infos {
-		f, err := decrypt(config(ids).Identities, info.Key, raw(t, inner, info.Key))
+		f, err := decrypt(config(ids).Identities, nil, info.Key, raw(t, inner, info.Key))
 		if err != nil {
 			t.Fatalf("%s: %v", info.Key, err)
 		}
@@ -88,7 +88,9 @@ func TestRekey(t *testing.T) {
 	}
 	wantFrameKeySet(t, f.inner, []testKey{app2}, to)
 	wantContents(t, wrap(t, f.inner, to), rekeyObjects)
-	wantContents(t, wrap(t, f.inner, config([]testKey{f.escrow}, app2, f.escrow)), rekeyObjects)
+	escrow := config([]testKey{f.escrow}, app2, f.escrow)
+	escrow.KeyFingerprint = fingerprintOf(t, f.store)
+	wantContents(t, wrap(t, f.inner, escrow), rekeyObjects)
 
 	// The old application key reads nothing any more, not even the key
 	// object; a store that had loaded the integrity key still fails to

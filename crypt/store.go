@@ -25,11 +25,16 @@ import (
 //
 // Get returns an error wrapping ErrWrongKey, ErrCorrupt or ErrNotEncrypted
 // (inside an *Error) for an object it cannot decrypt or verify, and then no
-// data at all. The key ".cloudmem/crypt-key" holds the store's integrity key:
+// data at all. Get and Put fail with ErrUntrustedKey (inside an *Error)
+// while the store's integrity key object is not trusted: neither vouched
+// for by one of cfg's identities nor of the pinned cfg.KeyFingerprint (see
+// the package documentation). The key ".cloudmem/crypt-key" holds the
+// store's integrity key:
 // Get, Stat, Put and Delete refuse it with blob.ErrInvalidKey and List never
 // yields it.
 //
-// The returned store forwards TreeDeleter, ReadOnlyReporter and io.Closer to inner. It
+// The returned store forwards TreeDeleter, Locker, KeyBudgeter, Mounter,
+// ReadOnlyReporter and io.Closer to inner. It
 // deliberately does not forward Renamer: an atomic rename in inner would move
 // ciphertext bound to the old key, which then fails its check at the new
 // key, so Rename returns errors.ErrUnsupported and blob.Rename falls back to
@@ -37,7 +42,12 @@ import (
 // the sources.
 //
 // The store is safe for concurrent use when inner is. It loads the integrity
-// key on first use and keeps it in memory.
+// key on first use and keeps it in memory. It also remembers the age file
+// key of each object version it decrypted (up to 4096 of them, by a hash of
+// the object's age header), so that reading the same version again costs no
+// key agreement; every read still checks the whole object, and a
+// changed or altered object misses the cache (see the package
+// documentation).
 func Wrap(inner blob.Store, cfg Config) (blob.Store, error) {
 	if inner == nil {
 		return nil, errors.New("crypt: nil store")
@@ -46,15 +56,22 @@ func Wrap(inner blob.Store, cfg Config) (blob.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &store{inner: inner, keys: kr, loading: make(chan struct{}, 1)}, nil
+	return &store{inner: inner, keys: kr, fileKeys: newFileKeyCache(fileKeyCacheSize), loading: make(chan struct{}, 1)}, nil
 }
 
 type store struct {
-	inner blob.Store
-	keys  *keyring
+	inner    blob.Store
+	keys     *keyring
+	fileKeys *fileKeyCache // of the object versions read
 
-	mac     atomic.Pointer[[]byte] // the frame MAC key, once loaded
-	loading chan struct{}          // a one-slot semaphore: one load at a time
+	key     atomic.Pointer[storeKey] // the integrity key, once loaded
+	loading chan struct{}            // a one-slot semaphore: one load at a time
+}
+
+// storeKey is a loaded (and trusted) integrity key.
+type storeKey struct {
+	mac []byte // the frame MAC key
+	fp  string // the fingerprint of the secret
 }
 
 var (
@@ -68,8 +85,8 @@ var (
 // create is set, a missing key object is created (see loadMACKey). A failed
 // load is not remembered: the next call tries again.
 func (s *store) macKey(ctx context.Context, create bool) ([]byte, error) {
-	if k := s.mac.Load(); k != nil {
-		return *k, nil
+	if k := s.key.Load(); k != nil {
+		return k.mac, nil
 	}
 	select {
 	case s.loading <- struct{}{}:
@@ -77,15 +94,15 @@ func (s *store) macKey(ctx context.Context, create bool) ([]byte, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.loading }()
-	if k := s.mac.Load(); k != nil {
-		return *k, nil
+	if k := s.key.Load(); k != nil {
+		return k.mac, nil
 	}
-	k, err := loadMACKey(ctx, s.inner, s.keys, create)
+	mac, fp, err := loadMACKey(ctx, s.inner, s.keys, create)
 	if err != nil {
 		return nil, err
 	}
-	s.mac.Store(&k)
-	return k, nil
+	s.key.Store(&storeKey{mac: mac, fp: fp})
+	return mac, nil
 }
 
 // checkKey refuses invalid keys and the key object before anything is
@@ -132,7 +149,7 @@ func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.
 	if err != nil {
 		return nil, blob.Info{}, err
 	}
-	f, err := decrypt(s.keys.identities, key, data)
+	f, err := decrypt(s.keys.identities, s.fileKeys, key, data)
 	if err != nil {
 		return nil, blob.Info{}, err
 	}

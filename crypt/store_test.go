@@ -28,8 +28,14 @@ func TestStoredObjectIsEncrypted(t *testing.T) {
 	if got := get(t, f.store, "notes/secret.md"); !bytes.Equal(got, secret) {
 		t.Fatalf("Get = %q, want %q", got, secret)
 	}
-	// The escrow key alone reads it too.
-	escrow := wrap(t, f.inner, config([]testKey{f.escrow}, f.app, f.escrow))
+	// The escrow key alone reads it too, once it pins the store's key: it
+	// did not create it.
+	cfg := config([]testKey{f.escrow}, f.app, f.escrow)
+	if _, _, err := wrap(t, f.inner, cfg).Get(t.Context(), "notes/secret.md", blob.MaxObjectBytes); !errors.Is(err, ErrUntrustedKey) {
+		t.Fatalf("Get with the escrow identity and no pin: %v, want ErrUntrustedKey", err)
+	}
+	cfg.KeyFingerprint = fingerprintOf(t, f.store)
+	escrow := wrap(t, f.inner, cfg)
 	if got := get(t, escrow, "notes/secret.md"); !bytes.Equal(got, secret) {
 		t.Fatalf("Get with the escrow identity = %q, want %q", got, secret)
 	}

@@ -9,12 +9,14 @@
 package mounttest
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -32,15 +34,30 @@ func Run(t *testing.T, newStore func(t *testing.T) blob.Store) {
 }
 
 // handler returns a Handler over s whose storage failures are logged
-// through t.
-func handler(t *testing.T, s blob.Store) *memory.Handler {
+// through t, and whose lost races are counted in conflicts when it is not
+// nil.
+func handler(t *testing.T, s blob.Store, conflicts ...*atomic.Int64) *memory.Handler {
 	t.Helper()
-	h, err := memory.New(s, memory.Options{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	opts := memory.Options{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))}
+	if len(conflicts) > 0 {
+		opts.Observer = conflictCounter{conflicts[0]}
+	}
+	h, err := memory.New(s, opts)
 	if err != nil {
 		t.Fatalf("memory.New: %v", err)
 	}
 	return h
 }
+
+// conflictCounter is a memory.Observer that counts the races a handler
+// lost (and then retried or reported).
+type conflictCounter struct{ n *atomic.Int64 }
+
+func (c conflictCounter) CommandStart(ctx context.Context, _ memory.CommandInfo) context.Context {
+	return ctx
+}
+func (c conflictCounter) CommandConflict(context.Context, bool)     { c.n.Add(1) }
+func (c conflictCounter) CommandEnd(context.Context, memory.Result) {}
 
 type testWriter struct{ t *testing.T }
 
@@ -166,7 +183,8 @@ func testConcurrentMounts(t *testing.T, newStore func(t *testing.T) blob.Store) 
 		mu       sync.Mutex
 		acked    = map[string][]string{} // mount -> acknowledged lines
 		moved    []string
-		refusals int // conflicts answered, then sent again
+		refusals int          // conflicts answered, then sent again
+		lost     atomic.Int64 // races the handlers lost, retried or answered
 		failures []string
 		start    = make(chan struct{})
 		wg       sync.WaitGroup
@@ -187,7 +205,7 @@ func testConcurrentMounts(t *testing.T, newStore func(t *testing.T) blob.Store) 
 	}
 	for _, m := range []string{"a", "b"} {
 		for w := range writers {
-			h := handler(t, tab)
+			h := handler(t, tab, &lost)
 			wg.Go(func() {
 				<-start
 				for n := range lines {
@@ -206,7 +224,7 @@ func testConcurrentMounts(t *testing.T, newStore func(t *testing.T) blob.Store) 
 		}
 	}
 	for i := range movers {
-		h := handler(t, tab)
+		h := handler(t, tab, &lost)
 		wg.Go(func() {
 			<-start
 			from, to := fmt.Sprintf("/memories/a/mv/%d.md", i), fmt.Sprintf("/memories/b/mv/%d.md", i)
@@ -226,7 +244,8 @@ func testConcurrentMounts(t *testing.T, newStore func(t *testing.T) blob.Store) 
 	close(start)
 	wg.Wait()
 
-	t.Logf("%d inserts and %d moves acknowledged, %d conflicts sent again", len(acked["a"])+len(acked["b"]), len(moved), refusals)
+	t.Logf("%d inserts and %d moves acknowledged; the handlers lost %d races, %d answered as conflicts and sent again",
+		len(acked["a"])+len(acked["b"]), len(moved), lost.Load(), refusals)
 	for _, f := range failures {
 		t.Errorf("not acknowledged: %s", f)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -12,7 +13,8 @@ import (
 
 // create writes a new file, or with Overwrite replaces an existing one. It
 // costs one List (which answers every check at once) and one conditional
-// Put.
+// Put; a new file then costs the checks of settle, which keep a name from
+// ending up both a file and a directory.
 func (h *Handler) create(ctx context.Context, c *command) Result {
 	key, res, ok := h.resolve(ctx, c, c.path)
 	if !ok {
@@ -41,17 +43,69 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 		if s.isFile {
 			cond = blob.Cond{IfVersion: s.version}
 		}
-		_, err = h.store.Put(ctx, key, data, cond)
+		put, err := h.store.Put(ctx, key, data, cond)
 		switch {
-		case err == nil:
+		case err == nil && s.isFile: // a file replaced: no new name
 			return textResult(msgCreated(c.path)), false
+		case err == nil:
+			return h.settle(ctx, c, key, put.Version)
 		case !errors.Is(err, blob.ErrPrecondition):
 			return h.storageFailure(ctx, c, c.path, err), false
-		case !h.overwrite: // another writer created it a moment ago
-			return errorResult(ErrExists, msgExists(c.path)), false
 		}
+		// Another writer got there first: it created the file, or (on a
+		// store that refuses a key under an object) a file at an ancestor.
+		// The next survey tells which; it never overwrites either.
 		return Result{}, true
 	})
+}
+
+// settle makes sure the file key, just written with version, did not make
+// a name both a file and a directory: another writer may have created a
+// file beneath key, or a file at one of its ancestors, between the survey
+// and the write. It looks for both (one List of key's directory, up to its
+// first memory file, and one Stat per ancestor); if it finds either, it
+// withdraws its own write with a Delete conditional on version and asks
+// for a retry, whose survey then finds the other name and reports it.
+//
+// Two writers that race this way cannot both keep their names: each writes
+// before it looks, so the later of the two looks finds the other's write.
+// Both may withdraw; then the retry decides (at most Options.Retries times).
+func (h *Handler) settle(ctx context.Context, c *command, key, version string) (Result, bool) {
+	clash, err := h.clashes(ctx, key)
+	if err == nil && !clash {
+		return textResult(msgCreated(c.path)), false
+	}
+	// Withdraw even when ctx is done: a name must not stay both.
+	wctx := context.WithoutCancel(ctx)
+	if derr := h.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
+		!errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
+		err = errors.Join(err, fmt.Errorf("memory: withdrawing a create that made %q both a file and a directory: %w", key, derr))
+	}
+	if err != nil {
+		return h.storageFailure(ctx, c, c.path, err), false
+	}
+	return Result{}, true
+}
+
+// clashes reports whether a memory file lies beneath key or a file is at
+// one of key's ancestors.
+func (h *Handler) clashes(ctx context.Context, key string) (bool, error) {
+	if dir, err := h.isDir(ctx, key); err != nil || dir {
+		return dir, err
+	}
+	for i := range len(key) {
+		if key[i] != '/' {
+			continue
+		}
+		_, err := h.store.Stat(ctx, key[:i])
+		switch {
+		case err == nil:
+			return true, nil
+		case !errors.Is(err, blob.ErrNotExist):
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // survey is what create needs to know about a key and the store.
@@ -109,6 +163,14 @@ func (h *Handler) edit(ctx context.Context, c *command, missing func(path string
 	if key == "" {
 		return errorResult(ErrNotFile, msgNotAFile(c.path))
 	}
+	// Writers of one file take turns where the store can lock a key (the
+	// file store), so that none loses the race below; elsewhere this holds
+	// nothing and the conditional Put decides.
+	unlock, err := blob.Lock(ctx, h.store, key)
+	if err != nil {
+		return h.storageFailure(ctx, c, c.path, err)
+	}
+	defer unlock()
 	return h.retry(ctx, c, c.path, func() (Result, bool) {
 		content, info, err := h.store.Get(ctx, key, h.readLimit())
 		if errors.Is(err, blob.ErrTooLarge) {

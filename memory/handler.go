@@ -45,16 +45,26 @@
 //	view of a directory              1 Get (not a file) + 1 List
 //	view of /memories                1 List
 //	create (file limit on)           1 List of the whole store + 1 Put(IfAbsent)
-//	create (MaxFiles < 0)            1 List of the key's first path segment + 1 Put(IfAbsent)
-//	create, overwriting a file       as create, but Put(IfVersion)
+//	                                 + the check for a clash: 1 List of the
+//	                                 key's directory + 1 Stat per ancestor
+//	create (MaxFiles < 0)            1 List of the key's first path segment
+//	                                 + 1 Put(IfAbsent) + the check for a clash
+//	create, overwriting a file       1 List (as above) + 1 Put(IfVersion)
 //	str_replace, insert              1 Get + 1 Put(IfVersion)
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
 //	delete of a file                 1 Delete
-//	delete of a directory            1 Delete (not a file) + blob.DeleteTree
-//	rename within the known tree     blob.Rename: 1 Rename on a store with
-//	                                 blob.Renamer; Get + List + Put + Delete
-//	                                 for a file on a store without it
-//	rename elsewhere                 probes in SPEC order, then blob.Rename: Stat
+//	delete of a directory            1 Delete (not a file) + 1 List +
+//	                                 blob.DeleteTree (List + a Delete per file
+//	                                 on a store without it) + 1 List (nothing
+//	                                 left); a Delete per file instead of
+//	                                 DeleteTree when reserved keys lie beneath
+//	rename within the known tree     1 Rename on a store with blob.Renamer;
+//	                                 without it, for a file Get + List + Put +
+//	                                 Delete, for a directory of n files
+//	                                 Get + List (sources) + Stat + List (the
+//	                                 destination) + n × (Get + Put + Delete)
+//	                                 + 1 List (nothing left)
+//	rename elsewhere                 probes in SPEC order, then as above: Stat
 //	                                 (+ List when no file) of the old path, Stat +
 //	                                 List of the new one, Stat of each ancestor of
 //	                                 the new path that is not one of the old's

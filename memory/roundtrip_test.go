@@ -104,12 +104,12 @@ func TestStorageCalls(t *testing.T) {
 		{name: "view directory of 1000 files", files: manyFiles("big", 1000), input: `{"command":"view","path":"/memories/big"}`,
 			calls: blob.Counts{Get: 1, List: 1}},
 		{name: "create", input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
-			text: "File created successfully at: /memories/notes/new.md", prefix: []string{""},
-			calls: blob.Counts{List: 1, Put: 1}},
+			text: "File created successfully at: /memories/notes/new.md", prefix: []string{"", "notes/new.md/"},
+			calls: blob.Counts{List: 2, Put: 1, Stat: 1}},
 		{name: "create without file limit", opts: memory.Options{MaxFiles: -1},
 			input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
-			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes"},
-			calls: blob.Counts{List: 1, Put: 1}},
+			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes", "notes/new.md/"},
+			calls: blob.Counts{List: 2, Put: 1, Stat: 1}},
 		{name: "create overwriting", opts: memory.Options{Overwrite: true},
 			input: `{"command":"create","path":"/memories/notes/a.md","file_text":"n"}`,
 			text:  "File created successfully at: /memories/notes/a.md",
@@ -127,11 +127,12 @@ func TestStorageCalls(t *testing.T) {
 		{name: "delete file", input: `{"command":"delete","path":"/memories/notes/a.md"}`,
 			text:  "Successfully deleted /memories/notes/a.md",
 			calls: blob.Counts{Delete: 1}},
-		// A directory: Delete finds no file, then DeleteTree, or its fallback
-		// (one List and a Delete per file).
+		// A directory: Delete finds no file, a List finds its files, then
+		// DeleteTree, or its fallback (a List and a Delete per file), and a
+		// List proves nothing is left.
 		{name: "delete directory", input: `{"command":"delete","path":"/memories/notes"}`,
 			text: "Successfully deleted /memories/notes",
-			mem:  blob.Counts{Delete: 1, DeleteTree: 1}, plain: blob.Counts{Delete: 4, List: 1}},
+			mem:  blob.Counts{Delete: 1, List: 2, DeleteTree: 1}, plain: blob.Counts{Delete: 4, List: 3}},
 		// The fallback: Get the source, List the destination tree, Put the
 		// copy, Delete the source.
 		{name: "rename file in its directory", input: `{"command":"rename","old_path":"/memories/notes/a.md","new_path":"/memories/notes/z.md"}`,
@@ -146,10 +147,11 @@ func TestStorageCalls(t *testing.T) {
 			text: "Successfully renamed /memories/notes/a.md to /memories/x/y/a.md",
 			mem:  blob.Counts{Stat: 4, List: 1, Rename: 1}, plain: blob.Counts{Stat: 4, List: 2, Get: 1, Put: 1, Delete: 1}},
 		// The fallback for a directory: Get (no such file), List the sources,
-		// Stat and List the destination, then Get, Put and Delete each file.
+		// Stat and List the destination, then Get, Put and Delete each file,
+		// and a List proves nothing is left.
 		{name: "rename 5-file directory", files: dir5, input: `{"command":"rename","old_path":"/memories/proj","new_path":"/memories/old-proj"}`,
 			text: "Successfully renamed /memories/proj to /memories/old-proj",
-			mem:  blob.Counts{Rename: 1}, plain: blob.Counts{Get: 6, List: 2, Stat: 1, Put: 5, Delete: 5}},
+			mem:  blob.Counts{Rename: 1}, plain: blob.Counts{Get: 6, List: 3, Stat: 1, Put: 5, Delete: 5}},
 		{name: "read-only refusal", opts: memory.Options{ReadOnly: true}, input: `{"command":"delete","path":"/memories/notes"}`,
 			text:  "Error: The memory directory is read-only: delete is not allowed",
 			calls: blob.Counts{}},

@@ -8,7 +8,8 @@ import (
 )
 
 // delete removes a file with one Delete, or, when there is no such file, the
-// directory with everything beneath it through blob.DeleteTree.
+// directory with every memory file beneath it (deleteDir: a List, then
+// blob.DeleteTree, then a List that proves nothing is left).
 func (h *Handler) delete(ctx context.Context, c *command) Result {
 	key, res, ok := h.resolve(ctx, c, c.path)
 	if !ok {
@@ -19,7 +20,7 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 	}
 	err := h.store.Delete(ctx, key, blob.Cond{})
 	if errors.Is(err, blob.ErrNotExist) {
-		err = blob.DeleteTree(ctx, h.store, key)
+		err = h.deleteDir(ctx, key)
 		if errors.Is(err, blob.ErrNotExist) {
 			return errorResult(ErrNotFound, msgNotExist(c.path))
 		}
@@ -59,7 +60,7 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 			return res
 		}
 	}
-	err := blob.Rename(ctx, h.store, oldKey, newKey)
+	err := h.move(ctx, oldKey, newKey)
 	switch {
 	case err == nil:
 		return textResult(msgRenamed(c.oldPath, c.newPath))
@@ -74,18 +75,21 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 // checkRename makes rename's checks in SPEC.md's order with explicit probes.
 // It returns ok == false and the Result to return on the first that fails.
 func (h *Handler) checkRename(ctx context.Context, c *command, oldKey, newKey string) (Result, bool) {
-	found, err := h.exists(ctx, oldKey)
+	oldFile, oldDir, err := h.exists(ctx, oldKey)
 	switch {
 	case err != nil:
 		return h.storageFailure(ctx, c, c.oldPath, err), false
-	case !found:
+	case !oldFile && !oldDir:
 		return errorResult(ErrNotFound, msgNotExist(c.oldPath)), false
 	}
-	found, err = h.exists(ctx, newKey)
+	newFile, newDir, err := h.exists(ctx, newKey)
+	// A directory moved onto a directory is left to move: it completes a
+	// move that was interrupted, and otherwise refuses as here.
+	resume := oldDir && !oldFile && newDir && !newFile && newKey != "" && newKey != oldKey && !within(newKey, oldKey)
 	switch {
 	case err != nil:
 		return h.storageFailure(ctx, c, c.oldPath, err), false
-	case found:
+	case (newFile || newDir) && !resume:
 		return errorResult(ErrExists, msgDestExists(c.newPath)), false
 	case within(newKey, oldKey):
 		return errorResult(ErrIntoItself, msgIntoItself(c.oldPath, c.newPath)), false
@@ -109,18 +113,20 @@ func (h *Handler) checkRename(ctx context.Context, c *command, oldKey, newKey st
 	return Result{}, true
 }
 
-// exists reports whether key is a file or a directory: one Stat, and when
-// there is no such file, one List of its first key beneath.
-func (h *Handler) exists(ctx context.Context, key string) (bool, error) {
+// exists reports whether key is a file or a directory (the root is one):
+// one Stat, and when there is no such file, one List of its first key
+// beneath.
+func (h *Handler) exists(ctx context.Context, key string) (file, dir bool, err error) {
 	if key == "" {
-		return true, nil
+		return false, true, nil
 	}
-	_, err := h.store.Stat(ctx, key)
+	_, err = h.store.Stat(ctx, key)
 	switch {
 	case err == nil:
-		return true, nil
+		return true, false, nil
 	case !errors.Is(err, blob.ErrNotExist):
-		return false, err
+		return false, false, err
 	}
-	return h.isDir(ctx, key)
+	dir, err = h.isDir(ctx, key)
+	return false, dir, err
 }

@@ -35,13 +35,15 @@ const maxAttempts = 200
 
 // RunConcurrency runs the races of the contract on one store from newStore,
 // shared by 16 goroutines that each have their own Handler: concurrent
-// inserts into one file, concurrent creates of one path, and concurrent
-// str_replace edits of one file. newStore must return an empty store.
+// inserts into one file, concurrent creates of one path, concurrent
+// str_replace edits of one file, and RunFileOrDirectory. newStore must
+// return an empty store.
 func RunConcurrency(t *testing.T, newStore func(t *testing.T) blob.Store) {
 	t.Helper()
 	t.Run("insert", func(t *testing.T) { raceInsert(t, newStore(t)) })
 	t.Run("create", func(t *testing.T) { raceCreate(t, yielding{newStore(t)}) })
 	t.Run("str_replace", func(t *testing.T) { raceReplace(t, newStore(t)) })
+	t.Run("file or directory", func(t *testing.T) { RunFileOrDirectory(t, newStore) })
 }
 
 // yielding lets other goroutines run before each call it forwards, which

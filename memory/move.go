@@ -1,0 +1,340 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// Directory delete and move, checked afterwards.
+//
+// A store's listing may hide keys: on some object stores a name that is
+// both an object and a prefix ("t/a" and "t/a/b", left by another tool or
+// by an old race) lists only the object, and the keys beneath it appear
+// once it is gone. So a directory delete or a copy-based move lists the
+// directory again when it is done, and deals with what is still there, a
+// bounded number of rounds. It never reports success while a key it was
+// to delete or move is still under the old name.
+
+// sweepRounds bounds how often a directory delete or move lists the old
+// directory again and deals with what remains.
+const sweepRounds = 8
+
+// errLeftBehind is the failure of a delete or move that kept finding keys
+// under the old directory.
+var errLeftBehind = errors.New("memory: keys remain under the directory after every round of the operation")
+
+// deleteDir deletes every memory file under the directory key. Reserved
+// bookkeeping keys beneath it (another store's, under a longer prefix) are
+// no memory files and stay. It returns blob.ErrNotExist when no memory file
+// lies under key.
+func (h *Handler) deleteDir(ctx context.Context, key string) error {
+	for round := range sweepRounds + 1 {
+		infos, reserved, err := h.listDir(ctx, key)
+		switch {
+		case err != nil:
+			return err
+		case len(infos) == 0 && round == 0:
+			return fmt.Errorf("%q: %w", key, blob.ErrNotExist)
+		case len(infos) == 0:
+			return nil
+		case round == sweepRounds:
+			return fmt.Errorf("%w: %d under %q", errLeftBehind, len(infos), key)
+		}
+		if round == 0 && reserved == 0 {
+			err := blob.DeleteTree(ctx, h.store, key)
+			if err != nil && !errors.Is(err, blob.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		for _, info := range infos {
+			if err := h.store.Delete(ctx, info.Key, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil // not reached
+}
+
+// listDir lists the memory files under the directory key, and counts the
+// reserved keys there.
+func (h *Handler) listDir(ctx context.Context, key string) (infos []blob.Info, reserved int, err error) {
+	for info, err := range h.store.List(ctx, key+"/") {
+		if err != nil {
+			return nil, 0, err
+		}
+		if isBookkeeping(info.Key) {
+			reserved++
+			continue
+		}
+		infos = append(infos, info)
+	}
+	return infos, reserved, nil
+}
+
+// move moves the file or directory src to dst, with the errors of
+// blob.Renamer (ErrNotExist, ErrPrecondition for an existing destination).
+// A store's atomic Rename is used when it has one; otherwise moveByCopy.
+func (h *Handler) move(ctx context.Context, src, dst string) error {
+	if src == "" || dst == "" || dst == src || within(dst, src) { // the checks exclude these
+		return fmt.Errorf("%w: cannot move %q to %q", blob.ErrInvalidKey, src, dst)
+	}
+	if r, ok := h.store.(blob.Renamer); ok {
+		err := r.Rename(ctx, src, dst)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	return h.moveByCopy(ctx, src, dst)
+}
+
+// moveByCopy moves src to dst with the core methods: each object is copied
+// with Put(IfAbsent), then its source is deleted with Delete(IfVersion),
+// so that every file is always at its old key, its new key or both, and a
+// source rewritten meanwhile carries its new content over. If a copy
+// fails, the copies made so far are removed.
+//
+// A directory whose destination already holds exactly copies of its files
+// (the same relative keys and content, as an interrupted move of the same
+// source leaves them) is moved into it: the move completes instead of
+// failing. Afterwards the source directory is listed again until nothing
+// is left (see sweepRounds).
+func (h *Handler) moveByCopy(ctx context.Context, src, dst string) error {
+	data, info, err := h.store.Get(ctx, src, blob.MaxObjectBytes)
+	switch {
+	case err == nil: // a file
+		if err := h.absentTree(ctx, dst); err != nil {
+			return err
+		}
+		return h.copyAll(ctx, []blob.Info{info}, map[string][]byte{src: data}, nil, src, dst)
+	case !errors.Is(err, blob.ErrNotExist):
+		return err
+	}
+	infos, err := blob.ListAll(ctx, h.store, src+"/")
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 {
+		return fmt.Errorf("%q: %w", src, blob.ErrNotExist)
+	}
+	if _, err := h.store.Stat(ctx, dst); err == nil {
+		return fmt.Errorf("%q: %w: destination exists", dst, blob.ErrPrecondition)
+	} else if !errors.Is(err, blob.ErrNotExist) {
+		return err
+	}
+	existing, err := blob.ListAll(ctx, h.store, dst+"/")
+	if err != nil {
+		return err
+	}
+	var copies map[string]blob.Info
+	if len(existing) > 0 {
+		if copies, err = h.leftCopies(ctx, infos, existing, src, dst); err != nil {
+			return err
+		}
+	}
+	if err := h.copyAll(ctx, infos, nil, copies, src, dst); err != nil {
+		return err
+	}
+	return h.sweep(ctx, src, dst)
+}
+
+// leftCopies decides whether the destination directory dst, which holds
+// existing, is what an interrupted move of src left: every key there is the
+// copy of a key under src (same relative key, same content), or, once every
+// file under src has its copy, the copy of a source already deleted. It
+// returns the copies by source key, or an error wrapping ErrPrecondition
+// (the destination exists) when dst holds anything else.
+func (h *Handler) leftCopies(ctx context.Context, infos, existing []blob.Info, src, dst string) (map[string]blob.Info, error) {
+	refused := fmt.Errorf("%q: %w: destination directory exists", dst, blob.ErrPrecondition)
+	at := make(map[string]blob.Info, len(existing))
+	for _, e := range existing {
+		at[e.Key] = e
+	}
+	copies := map[string]blob.Info{}
+	for _, info := range infos {
+		e, ok := at[dst+info.Key[len(src):]]
+		if !ok {
+			continue
+		}
+		if e.Size != info.Size {
+			return nil, refused
+		}
+		same, err := h.sameContent(ctx, info.Key, e.Key)
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			return nil, refused
+		}
+		copies[info.Key] = e
+	}
+	// Copies of sources already deleted may only be there when every
+	// remaining source was copied: deletes start after the last copy.
+	if len(copies) < len(existing) && len(copies) < len(infos) {
+		return nil, refused
+	}
+	return copies, nil
+}
+
+// sameContent reports whether the objects a and b hold the same bytes.
+func (h *Handler) sameContent(ctx context.Context, a, b string) (bool, error) {
+	da, _, err := h.store.Get(ctx, a, blob.MaxObjectBytes)
+	if err != nil {
+		return false, err
+	}
+	db, _, err := h.store.Get(ctx, b, blob.MaxObjectBytes)
+	if errors.Is(err, blob.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(da, db), nil
+}
+
+// absentTree returns ErrPrecondition when any key lies under dst+"/".
+func (h *Handler) absentTree(ctx context.Context, dst string) error {
+	for _, err := range h.store.List(ctx, dst+"/") {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%q: %w: destination directory exists", dst, blob.ErrPrecondition)
+	}
+	return nil
+}
+
+// copyAll copies every object of infos from under src to under dst, except
+// those whose copy is in copies already, then deletes the sources. data
+// holds contents already read, by source key.
+func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[string][]byte, copies map[string]blob.Info,
+	src, dst string) error {
+	type copied struct {
+		from blob.Info // the source as read
+		to   string    // its new key
+		ver  string    // the version at the new key
+	}
+	done := make([]copied, 0, len(infos))
+	made := 0 // done[:made] are copies this call wrote
+	for _, info := range infos {
+		if e, ok := copies[info.Key]; ok {
+			done = append(done, copied{from: info, to: e.Key, ver: e.Version})
+		}
+	}
+	resumed := len(done)
+	rollback := func(cause error) error {
+		// Remove our own copies, if nobody rewrote them meanwhile, even
+		// when ctx is done.
+		cctx := context.WithoutCancel(ctx)
+		errs := []error{cause}
+		for _, c := range done[resumed : resumed+made] {
+			if err := h.store.Delete(cctx, c.to, blob.Cond{IfVersion: c.ver}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("undoing copy: %w", err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, info := range infos {
+		if _, ok := copies[info.Key]; ok {
+			continue
+		}
+		body, ok := data[info.Key]
+		if !ok {
+			var err error
+			if body, info, err = h.store.Get(ctx, info.Key, blob.MaxObjectBytes); err != nil {
+				return rollback(err)
+			}
+		}
+		to := dst + info.Key[len(src):]
+		put, err := h.store.Put(ctx, to, body, blob.Cond{IfAbsent: true})
+		if err != nil {
+			return rollback(err)
+		}
+		done = append(done, copied{from: info, to: to, ver: put.Version})
+		made++
+	}
+	var errs []error
+	for _, c := range done {
+		if err := h.dropSource(ctx, c.from, c.to, c.ver); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// dropSource deletes the moved object src, whose copy at the key to has
+// version toVer. If another writer rewrote src after it was copied, the
+// newer content is carried over to the copy and the delete tried again, a
+// bounded number of times. Its errors never wrap ErrPrecondition or
+// ErrNotExist, which callers read as "destination exists" and "no source".
+func (h *Handler) dropSource(ctx context.Context, src blob.Info, to, toVer string) error {
+	for range sweepRounds {
+		err := h.store.Delete(ctx, src.Key, blob.Cond{IfVersion: src.Version})
+		if err == nil || errors.Is(err, blob.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, blob.ErrPrecondition) {
+			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
+		}
+		data, info, err := h.store.Get(ctx, src.Key, blob.MaxObjectBytes)
+		if errors.Is(err, blob.ErrNotExist) {
+			return nil
+		}
+		if err != nil { // neither ErrNotExist nor, from a Get, ErrPrecondition
+			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
+		}
+		put, err := h.store.Put(ctx, to, data, blob.Cond{IfVersion: toVer})
+		if err != nil {
+			return fmt.Errorf("memory: rename: %q and its copy %q both changed during the move; both are kept: %v", src.Key, to, err)
+		}
+		src, toVer = info, put.Version
+	}
+	return fmt.Errorf("memory: rename: %q kept changing during the move; it is kept at both %q and its old key", src.Key, to)
+}
+
+// sweep moves what a listing of src shows after the move, round by round:
+// each key left is copied to its place under dst (or, when an identical copy
+// is there, only deleted). It fails when keys remain after sweepRounds, or
+// when one has a different copy at its destination.
+func (h *Handler) sweep(ctx context.Context, src, dst string) error {
+	for range sweepRounds {
+		left, err := blob.ListAll(ctx, h.store, src+"/")
+		if err != nil || len(left) == 0 {
+			return err
+		}
+		for _, info := range left {
+			data, info, err := h.store.Get(ctx, info.Key, blob.MaxObjectBytes)
+			if errors.Is(err, blob.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			to := dst + info.Key[len(src):]
+			put, err := h.store.Put(ctx, to, data, blob.Cond{IfAbsent: true})
+			if errors.Is(err, blob.ErrPrecondition) {
+				same, serr := h.sameContent(ctx, info.Key, to)
+				if serr != nil {
+					return serr
+				}
+				if !same {
+					return fmt.Errorf("%w: %q has a different copy at %q", errLeftBehind, info.Key, to)
+				}
+				if err := h.store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+					return fmt.Errorf("memory: rename: %q not removed: %v", info.Key, err)
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := h.dropSource(ctx, info, to, put.Version); err != nil {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("%w: under %q", errLeftBehind, src)
+}

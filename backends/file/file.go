@@ -16,13 +16,15 @@
 // Key "a/b" is the file ROOT/a/b. Directories are created with mode 0700 as
 // writes need them and removed when their last object goes (never ROOT
 // itself; a failed write may leave an empty one, which nothing lists);
-// files have mode 0600, whatever the umask. The store keeps a few names for itself,
-// all starting with ".cloudmem-": the lock file ROOT/.cloudmem-lock,
-// temporary files ROOT/.cloudmem-tmp-* of writes in flight (or interrupted
-// by a crash), and directories ROOT/.cloudmem-trash-* being deleted. A key with any segment that
-// starts with ".cloudmem-" is refused with blob.ErrInvalidKey, and listings
-// skip such names. (The directory ".cloudmem/" is not reserved here: the
-// encryption layer stores its key object there, as any other key.)
+// files have mode 0600, whatever the umask. The store keeps a few names for
+// itself, all starting with ".cloudmem-": the lock file ROOT/.cloudmem-lock,
+// up to 4,096 empty key lock files in ROOT/.cloudmem-keylocks/, temporary
+// files ROOT/.cloudmem-tmp-* of writes in flight (or interrupted by a
+// crash), and directories ROOT/.cloudmem-trash-* being deleted. A key with
+// any segment that starts with ".cloudmem-" is refused with
+// blob.ErrInvalidKey, and listings skip such names. (The directory
+// ".cloudmem/" is not reserved here: the encryption layer stores its key
+// object there, as any other key.)
 //
 // # Guarantees
 //
@@ -34,10 +36,20 @@
 // Every write (Put, Delete, Rename, DeleteTree) runs its check-and-commit
 // step under one store-wide lock: an in-process lock plus an advisory
 // flock(2) on the lock file, so conditional writes are exact across
-// goroutines and across processes that share the directory. Reads take no
-// lock. Rename is atomic (one rename(2) of a file or of a directory, which
-// fails rather than replaces if the destination appeared); DeleteTree
-// renames the directory aside in one step and then removes it.
+// goroutines and across processes that share the directory; a writer
+// waiting for it sleeps in flock(2), which hands it over the moment it is
+// released. Reads take no lock. Rename is atomic (one rename(2) of a file or
+// of a directory, which fails rather than replaces if the destination
+// appeared); DeleteTree renames the directory aside in one step and then
+// removes it.
+//
+// The store is a blob.Locker: Lock(key) takes a flock on the key's lock
+// file, held across a read-modify-write (the memory handler's str_replace
+// and insert), so writers of one file, in any goroutine or process, take
+// turns instead of losing races to each other; writers of different files
+// do not wait for each other (two keys share a lock file with a chance of 1
+// in 4,096, which makes one wait, never breaks exclusion). The lock is
+// released by its unlock function, or when the process exits.
 //
 // Versions are derived from each file's inode number, size, mtime and ctime,
 // so they survive restarts and are shared by every process; the store sets

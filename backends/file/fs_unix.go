@@ -29,16 +29,13 @@ const (
 )
 
 // reserved starts every name the store keeps for itself: the lock file
-// .cloudmem-lock, temporary files .cloudmem-tmp-* and directories
-// .cloudmem-trash-* being removed, all at the root. No key may have a
-// segment with this prefix, and listings skip such names anywhere.
+// .cloudmem-lock, the key lock directory .cloudmem-keylocks, temporary
+// files .cloudmem-tmp-* and directories .cloudmem-trash-* being removed, all
+// at the root. No key may have a segment with this prefix, and listings skip
+// such names anywhere.
 const reserved = ".cloudmem-"
 
 const lockName = reserved + "lock"
-
-// maxLockPoll bounds how long a writer waiting for another process's lock
-// sleeps between tries.
-const maxLockPoll = 5 * time.Millisecond
 
 // pathError reports that a path segment below the root is not a directory
 // that may be entered: it is missing, a file, or a symbolic link.
@@ -189,7 +186,8 @@ func randomName(kind string) string {
 
 // lock takes the store-wide write lock: a channel for this store's
 // goroutines, then an advisory flock on ROOT/.cloudmem-lock for other stores
-// and processes on the same directory. It waits until ctx is done.
+// and processes on the same directory (see flock: a blocking wait, handed
+// over as soon as the holder releases it). It waits until ctx is done.
 func (s *store) lock(ctx context.Context) (unlock func(), err error) {
 	select {
 	case s.sem <- struct{}{}:
@@ -202,27 +200,12 @@ func (s *store) lock(ctx context.Context) (unlock func(), err error) {
 		release()
 		return nil, fmt.Errorf("file: open lock file: %w", err)
 	}
-	wait := 50 * time.Microsecond
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			unix.Close(fd)
-			release()
-			return nil, fmt.Errorf("file: lock: %w", err)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			unix.Close(fd)
-			release()
+	if err := flock(ctx, fd); err != nil {
+		release()
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		wait = min(2*wait, maxLockPoll)
+		return nil, fmt.Errorf("file: lock: %w", err)
 	}
 	return func() {
 		unix.Close(fd) // closing the only descriptor releases the flock

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,10 @@ import (
 // it names the directory whose counter the child increments.
 const childEnv = "CLOUDMEM_FILE_TEST_CHILD_DIR"
 
+// childLockEnv, when set too, makes the child take the key's lock
+// (blob.Lock) around each increment.
+const childLockEnv = "CLOUDMEM_FILE_TEST_CHILD_LOCK"
+
 const (
 	processes  = 4
 	increments = 50
@@ -27,7 +32,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
-		retries, err := incrementCounter(dir, increments)
+		retries, err := incrementCounter(dir, increments, os.Getenv(childLockEnv) != "")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(1)
@@ -40,14 +45,21 @@ func TestMain(m *testing.M) {
 
 // incrementCounter adds n to the number stored under "counter", one
 // read-modify-write at a time, each committed with Put(IfVersion) and
-// retried when another writer got there first. It returns the retries.
-func incrementCounter(dir string, n int) (retries int, err error) {
+// retried when another writer got there first; with locked, each under the
+// key's lock. It returns the retries.
+func incrementCounter(dir string, n int, locked bool) (retries int, err error) {
 	ctx := context.Background()
 	s, err := file.Open(ctx, dir, nil)
 	if err != nil {
 		return 0, err
 	}
-	for done := 0; done < n; {
+	unlock := func() {}
+	for done := 0; done < n; unlock() {
+		if locked {
+			if unlock, err = blob.Lock(ctx, s, "counter"); err != nil {
+				return retries, err
+			}
+		}
 		data, info, err := s.Get(ctx, "counter", blob.MaxObjectBytes)
 		if err != nil {
 			return retries, err
@@ -73,6 +85,22 @@ func incrementCounter(dir string, n int) (retries int, err error) {
 // that increment one counter with conditional writes: the flock on the
 // directory must make every increment count.
 func TestCrossProcess(t *testing.T) {
+	retries := crossProcess(t, false)
+	t.Logf("retries per process after losing a race: %s", strings.Join(retries, " "))
+}
+
+// TestCrossProcessLocked is TestCrossProcess with each increment under the
+// key's lock: every increment counts, and no process ever retries.
+func TestCrossProcessLocked(t *testing.T) {
+	retries := crossProcess(t, true)
+	if want := slices.Repeat([]string{"0"}, processes); !slices.Equal(retries, want) {
+		t.Fatalf("retries per process under the key lock: %q, want %q", retries, want)
+	}
+}
+
+// crossProcess starts the child processes (with the key lock when locked),
+// checks the final counter, and returns each child's retries.
+func crossProcess(t *testing.T, locked bool) []string {
 	dir := t.TempDir()
 	s := open(t, dir)
 	mustPut(t, s, "counter", "0")
@@ -80,6 +108,9 @@ func TestCrossProcess(t *testing.T) {
 	for i := range cmds {
 		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), childEnv+"="+dir)
+		if locked {
+			cmd.Env = append(cmd.Env, childLockEnv+"=1")
+		}
 		cmd.Stderr = os.Stderr
 		cmds[i] = cmd
 	}
@@ -98,6 +129,6 @@ func TestCrossProcess(t *testing.T) {
 	for _, out := range outs {
 		retries = append(retries, strings.TrimSpace(<-out))
 	}
-	t.Logf("retries per process after losing a race: %s", strings.Join(retries, " "))
 	wantContent(t, s, "counter", strconv.Itoa(processes*increments))
+	return retries
 }

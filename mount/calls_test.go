@@ -1,0 +1,122 @@
+package mount_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/mount"
+)
+
+// TestCallTable checks the storage calls of a mounted store, as the
+// README's table gives them, against the store alone: a command inside one
+// mount makes on that mount's store exactly the calls it makes on a store
+// alone (which memory's own call table gives), less a Get or Stat of the
+// mount point itself, which the table answers, and none on the other
+// mounts; the root view makes one List on each mount; a rename across
+// mounts makes, split between the two, the calls of a rename on a store
+// alone without blob.Renamer, less the same; and a command refused by a
+// mount rule makes none.
+func TestCallTable(t *testing.T) {
+	files := []string{"f.md", "d/x.md", "d/y.md"}
+	// run executes input over a fresh table (a holding files, b empty) and
+	// returns the calls on a and b.
+	run := func(t *testing.T, input string) (a, b blob.Counts) {
+		ca, cb := blob.NewCounter(mem.New(nil)), blob.NewCounter(mem.New(nil))
+		for _, key := range files {
+			put(t, ca, key, "f\n")
+		}
+		ca.Reset()
+		execute(t, newTable(t, mount.Mount{Name: "a", Store: ca}, mount.Mount{Name: "b", Store: cb}), memory.Options{}, input)
+		return ca.Counts(), cb.Counts()
+	}
+	// alone executes input over a store alone holding the same files under
+	// a/ and returns its calls.
+	alone := func(t *testing.T, input string, wrap func(blob.Store) blob.Store) blob.Counts {
+		s := mem.New(nil)
+		for _, key := range files {
+			put(t, s, "a/"+key, "f\n")
+		}
+		c := blob.NewCounter(wrap(s))
+		execute(t, pointsAnswered{c}, memory.Options{}, input)
+		return c.Counts()
+	}
+	same := func(s blob.Store) blob.Store { return s }
+
+	for _, input := range []string{
+		`{"command":"view","path":"/memories/a"}`,
+		`{"command":"view","path":"/memories/a/f.md"}`,
+		`{"command":"view","path":"/memories/a/d"}`,
+		`{"command":"create","path":"/memories/a/new.md","file_text":"x"}`,
+		`{"command":"create","path":"/memories/a/d/x.md/y","file_text":"x"}`,
+		`{"command":"str_replace","path":"/memories/a/f.md","old_str":"f","new_str":"g"}`,
+		`{"command":"insert","path":"/memories/a/f.md","insert_line":0,"insert_text":"x"}`,
+		`{"command":"delete","path":"/memories/a/f.md"}`,
+		`{"command":"delete","path":"/memories/a/d"}`,
+		`{"command":"rename","old_path":"/memories/a/f.md","new_path":"/memories/a/g.md"}`,
+		`{"command":"rename","old_path":"/memories/a/d","new_path":"/memories/a/e/d"}`,
+	} {
+		t.Run(input, func(t *testing.T) {
+			a, b := run(t, input)
+			if want := alone(t, input, same); a != want || b != (blob.Counts{}) {
+				t.Errorf("mounts a %+v and b %+v, want %+v and none", a, b, want)
+			}
+		})
+	}
+	t.Run("root", func(t *testing.T) {
+		a, b := run(t, `{"command":"view","path":"/memories"}`)
+		if want := (blob.Counts{List: 1}); a != want || b != want {
+			t.Errorf("mounts a %+v and b %+v, want %+v each", a, b, want)
+		}
+	})
+	for _, input := range []string{
+		`{"command":"rename","old_path":"/memories/a/f.md","new_path":"/memories/b/f.md"}`,
+		`{"command":"rename","old_path":"/memories/a/d","new_path":"/memories/b/d"}`,
+	} {
+		t.Run(input, func(t *testing.T) {
+			a, b := run(t, input)
+			want := alone(t, input, func(s blob.Store) blob.Store { return coreOnly{s} })
+			if sum := add(a, b); sum != want || a.Put != 0 || b.Delete != 0 {
+				t.Errorf("mounts a %+v and b %+v (sum %+v), want a sum of %+v with no Put on a, no Delete on b", a, b, sum, want)
+			}
+		})
+	}
+	for _, input := range []string{
+		`{"command":"delete","path":"/memories/a"}`,
+		`{"command":"rename","old_path":"/memories/a","new_path":"/memories/c"}`,
+		`{"command":"create","path":"/memories/x.md","file_text":"x"}`,
+		`{"command":"rename","old_path":"/memories/a/f.md","new_path":"/memories/b"}`,
+	} {
+		t.Run(input, func(t *testing.T) {
+			if a, b := run(t, input); a.Total()+b.Total() != 0 {
+				t.Errorf("a refused command made calls: a %+v, b %+v", a, b)
+			}
+		})
+	}
+}
+
+func add(x, y blob.Counts) blob.Counts {
+	return blob.Counts{Get: x.Get + y.Get, Stat: x.Stat + y.Stat, Put: x.Put + y.Put, Delete: x.Delete + y.Delete,
+		List: x.List + y.List, Rename: x.Rename + y.Rename, DeleteTree: x.DeleteTree + y.DeleteTree}
+}
+
+// pointsAnswered answers a Get or Stat of the key "a" or "b" (the mount
+// points) with blob.ErrNotExist, as the table does, without a call; it
+// forwards every other call, capabilities included.
+type pointsAnswered struct{ *blob.Counter }
+
+func (p pointsAnswered) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	if key == "a" || key == "b" {
+		return nil, blob.Info{}, blob.ErrNotExist
+	}
+	return p.Counter.Get(ctx, key, limit)
+}
+
+func (p pointsAnswered) Stat(ctx context.Context, key string) (blob.Info, error) {
+	if key == "a" || key == "b" {
+		return blob.Info{}, blob.ErrNotExist
+	}
+	return p.Counter.Stat(ctx, key)
+}

@@ -54,7 +54,7 @@ func (h *Handler) Rename(ctx context.Context, oldPath, newPath string) Result {
 	return h.do(ctx, &command{name: "rename", oldPath: oldPath, newPath: newPath})
 }
 
-// Resolve validates a path exactly as the handler does (SPEC "Paths": the
+// Resolve validates a path exactly as the handler does (docs/spec.md "Paths": the
 // /memories prefix, escapes, characters, length, reserved names) and returns
 // its store key: "" for /memories itself, "notes/a.md" for
 // /memories/notes/a.md. On failure err is an *Error of kind ErrInvalidPath

@@ -8,14 +8,14 @@ import (
 	"unicode/utf8"
 )
 
-// This file decodes a command's JSON input under SPEC.md's rules: keys are
+// This file decodes a command's JSON input under docs/spec.md's rules: keys are
 // case-sensitive, the last of duplicate keys wins, null counts as absent, an
 // integer is a number with no fraction or exponent that fits in int64,
 // unknown fields and the fields of other commands are ignored, and the
 // command's own fields are checked in their listed order.
 //
 // encoding/json cannot be used as is: it replaces invalid UTF-8 and unpaired
-// surrogate escapes with U+FFFD, which SPEC.md requires us to refuse. So
+// surrogate escapes with U+FFFD, which docs/spec.md requires us to refuse. So
 // json.Valid checks the syntax, and a small scanner over the (then known to
 // be well-formed) bytes does the rest, without reflection or maps.
 
@@ -50,14 +50,14 @@ const (
 	kindInts // an array of integers
 )
 
-// param is one field of a command, in SPEC.md's order.
+// param is one field of a command, in docs/spec.md's order.
 type param struct {
 	field    field
 	kind     kind
 	optional bool
 }
 
-// params lists each command's fields in the order SPEC.md checks them.
+// params lists each command's fields in the order docs/spec.md checks them.
 var params = map[string][]param{
 	"view":        {{fieldPath, kindString, false}, {fieldViewRange, kindInts, true}},
 	"create":      {{fieldPath, kindString, false}, {fieldFileText, kindString, false}},

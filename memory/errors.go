@@ -51,7 +51,7 @@ var (
 	// ErrInvalidInput: the command input is malformed (bad JSON, a missing
 	// or mistyped parameter, an unknown command, an empty old_str).
 	ErrInvalidInput = errors.New("memory: invalid command input")
-	// ErrInvalidPath: a path breaks the rules of SPEC "Paths" (prefix,
+	// ErrInvalidPath: a path breaks the rules of docs/spec.md "Paths" (prefix,
 	// escape, characters, length, reserved name).
 	ErrInvalidPath = errors.New("memory: invalid path")
 	// ErrNotFound: the path names neither a file nor a directory.

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// appendSize appends a byte count as SPEC.md's listings print it: "0B",
+// appendSize appends a byte count as docs/spec.md's listings print it: "0B",
 // "1023B", "1K", "1.0K" (1025), "1.2K" (1280), "2M". The unit is the
 // largest of K, M, G, T not above n; a whole value has no decimals, any
 // other one, rounded half to even on the exact binary value.

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// This file holds every text the model reads, byte for byte as SPEC.md gives
+// This file holds every text the model reads, byte for byte as docs/spec.md gives
 // them. Error texts are written here without the "Error: " prefix, which
 // errorResult adds.
 
@@ -84,7 +84,7 @@ func noteListingTruncated(shown, total int) string {
 		" entries. View a subdirectory to see the rest.]"
 }
 
-// msgImageTooBig is the one text SPEC.md leaves open ("an error naming the
+// msgImageTooBig is the one text docs/spec.md leaves open ("an error naming the
 // size and the limit"); it follows the shape of msgTooBig.
 func msgImageTooBig(path string, n, max int64) string {
 	return "Image " + path + " is " + itoa64(n) + " bytes, over the limit of " + itoa64(max) + " bytes per image"

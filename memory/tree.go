@@ -35,7 +35,7 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 // stores with blob.Renamer and otherwise copies before it deletes, so that
 // every file is always at its old path, its new path or both.
 //
-// SPEC.md orders the checks: root, old path missing, destination exists,
+// docs/spec.md orders the checks: root, old path missing, destination exists,
 // into itself, an ancestor of the destination is a file. When the new path's
 // parent is the old path's parent or one of its ancestors (and the new path
 // is not inside the old one), the old path's existence proves that parent is
@@ -72,7 +72,7 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 	return h.storageFailure(ctx, c, c.oldPath, err)
 }
 
-// checkRename makes rename's checks in SPEC.md's order with explicit probes.
+// checkRename makes rename's checks in docs/spec.md's order with explicit probes.
 // It returns ok == false and the Result to return on the first that fails.
 func (h *Handler) checkRename(ctx context.Context, c *command, oldKey, newKey string) (Result, bool) {
 	oldFile, oldDir, err := h.exists(ctx, oldKey)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
@@ -104,5 +106,24 @@ func TestTypedMatchesExecute(t *testing.T) {
 	}
 	if compared < 200 {
 		t.Errorf("compared only %d cases through the typed API", compared)
+	}
+}
+
+// Every golden case cites a section of docs/spec.md that exists.
+func TestCasesCiteSpec(t *testing.T) {
+	doc, err := os.ReadFile("../docs/spec.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := map[string]bool{}
+	for line := range strings.SplitSeq(string(doc), "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			headings[h] = true
+		}
+	}
+	for _, c := range memorytest.Cases() {
+		if !headings[c.Section] {
+			t.Errorf("%s cites docs/spec.md %q, which has no such section", c.Name, c.Section)
+		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// create: SPEC.md "create". Checks in this order: exists, ancestor is a
+// create: docs/spec.md "create". Checks in this order: exists, ancestor is a
 // file, size, store full.
 
 func exists(path string) string { return "File " + path + " already exists" }

@@ -1,6 +1,6 @@
 package memorytest
 
-// Decoding: SPEC.md "Wire form". None of these may touch storage (Run checks
+// Decoding: docs/spec.md "Wire form". None of these may touch storage (Run checks
 // that for every decoding error).
 
 const unknownCommand = ". Expected one of: view, create, str_replace, insert, delete, rename"

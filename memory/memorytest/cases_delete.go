@@ -1,6 +1,6 @@
 package memorytest
 
-// delete: SPEC.md "delete".
+// delete: docs/spec.md "delete".
 
 func deleteInput(path string) string { return in("command", "delete", "path", path) }
 

@@ -6,7 +6,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// insert: SPEC.md "insert". Checks in this order: exists, is a file, UTF-8,
+// insert: docs/spec.md "insert". Checks in this order: exists, is a file, UTF-8,
 // range, size. n counts lines with a final "\n" ending the last line.
 
 func insertInput(path string, line int64, text string) string {

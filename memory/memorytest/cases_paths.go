@@ -2,7 +2,7 @@ package memorytest
 
 import "strings"
 
-// Paths: SPEC.md "Paths". Checked in this order, the first failure
+// Paths: docs/spec.md "Paths". Checked in this order, the first failure
 // reported: prefix, escape, characters, length, reserved. None of these
 // errors may touch storage (Run checks that).
 

@@ -5,7 +5,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// Read-only stores and storage failures: SPEC.md "Concurrency, limits and
+// Read-only stores and storage failures: docs/spec.md "Concurrency, limits and
 // failures".
 
 func readOnlyRefusal(command string) string {

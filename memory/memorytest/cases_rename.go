@@ -6,7 +6,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// rename: SPEC.md "rename". After both paths are valid, in this order:
+// rename: docs/spec.md "rename". After both paths are valid, in this order:
 // root, old_path missing, destination exists, into itself, ancestor is a
 // file.
 

@@ -7,7 +7,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// str_replace: SPEC.md "str_replace". Checks in this order: exists, is a
+// str_replace: docs/spec.md "str_replace". Checks in this order: exists, is a
 // file, UTF-8, empty old_str, matches, size.
 
 func strReplaced(snippet string) string {

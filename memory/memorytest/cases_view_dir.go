@@ -7,7 +7,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// view of a directory: SPEC.md "view", "Directory".
+// view of a directory: docs/spec.md "view", "Directory".
 
 func listingTruncated(shown, total int) string {
 	return fmt.Sprintf("\n[Output truncated: showing %d of %d entries. View a subdirectory to see the rest.]", shown, total)

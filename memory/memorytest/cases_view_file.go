@@ -2,7 +2,7 @@ package memorytest
 
 import "fmt"
 
-// view of a file: SPEC.md "view", "File".
+// view of a file: docs/spec.md "view", "File".
 
 func badRange(a, b int64, path string, n int) string {
 	return fmt.Sprintf("Invalid `view_range` parameter: [%d, %d]. The file %s has %d lines", a, b, path, n)

@@ -13,7 +13,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// view's limits: the line limit, truncation, and images. SPEC.md "view".
+// view's limits: the line limit, truncation, and images. docs/spec.md "view".
 
 func truncated(first, last, total int) string {
 	return fmt.Sprintf("\n[Output truncated: showing lines %d-%d of %d. Use view_range to see more.]", first, last, total)

@@ -15,7 +15,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// Concurrency: SPEC.md "Concurrency, limits and failures". Several agents
+// Concurrency: docs/spec.md "Concurrency, limits and failures". Several agents
 // share one store and no update is lost.
 
 const (

@@ -1,7 +1,8 @@
 // Package memorytest is the conformance suite of the memory tool handler:
-// every string and rule of the memory tool contract (SPEC.md in the
-// project's shared documents) as golden cases, run through a memory.Handler
-// over any blob.Store.
+// every string and rule of the memory tool contract (docs/spec.md in this
+// repository) as golden cases, run through a memory.Handler over any
+// blob.Store. Each group of cases cites the section of docs/spec.md it
+// checks (the Section of its group, and a comment on the cases).
 //
 // Like testing/fstest, it exists to be imported by tests. Integration tests
 // call Run and RunConcurrency with a constructor for their backend, so that
@@ -35,6 +36,10 @@ type Case struct {
 	// Name identifies the case; Cases prefixes it with its group
 	// ("view/...", "create/...").
 	Name string
+	// Section is the heading of the section of docs/spec.md the case
+	// checks ("Paths", "view", "Mounts"). Cases
+	// sets it from the case's group.
+	Section string
 	// Files is the store's content before the command, by memory path:
 	// "/memories/a/b.md" is stored under key "a/b.md". Paths under
 	// "/memories/.cloudmem/" put the storage's own bookkeeping keys, which
@@ -62,25 +67,38 @@ type Case struct {
 	WantFiles map[string]string
 }
 
-// group is a named list of cases, one file of this package each.
+// group is a named list of cases, one file of this package each, and the
+// section of docs/spec.md it checks.
 type group struct {
-	name  string
-	cases func() []Case
+	name    string
+	section string
+	cases   func() []Case
 }
 
 var groups = []group{
-	{"decode", decodeCases},
-	{"paths", pathCases},
-	{"readonly", readOnlyCases},
-	{"failure", failureCases},
-	{"view_dir", viewDirCases},
-	{"view_file", viewFileCases},
-	{"view_limits", viewLimitCases},
-	{"create", createCases},
-	{"str_replace", strReplaceCases},
-	{"insert", insertCases},
-	{"delete", deleteCases},
-	{"rename", renameCases},
+	{"decode", "Wire form", decodeCases},
+	{"paths", "Paths", pathCases},
+	{"readonly", "Concurrency, limits and failures (all commands)", readOnlyCases},
+	{"failure", "Concurrency, limits and failures (all commands)", failureCases},
+	{"view_dir", "view", viewDirCases},
+	{"view_file", "view", viewFileCases},
+	{"view_limits", "view", viewLimitCases},
+	{"create", "create", createCases},
+	{"str_replace", "str_replace", strReplaceCases},
+	{"insert", "insert", insertCases},
+	{"delete", "delete", deleteCases},
+	{"rename", "rename", renameCases},
+}
+
+// sectioned returns the cases of g with their Section set.
+func (g group) sectioned() []Case {
+	cases := g.cases()
+	for i := range cases {
+		if cases[i].Section == "" {
+			cases[i].Section = g.section
+		}
+	}
+	return cases
 }
 
 // Cases returns every golden case, each Name prefixed with its group and a
@@ -89,7 +107,7 @@ var groups = []group{
 func Cases() []Case {
 	var all []Case
 	for _, g := range groups {
-		for _, c := range g.cases() {
+		for _, c := range g.sectioned() {
 			c.Name = g.name + "/" + c.Name
 			all = append(all, c)
 		}
@@ -103,7 +121,7 @@ func Cases() []Case {
 func Run(t *testing.T, newStore func(t *testing.T) blob.Store) {
 	t.Helper()
 	for _, g := range groups {
-		cases := g.cases()
+		cases := g.sectioned()
 		seen := map[string]bool{}
 		for _, c := range cases {
 			if seen[c.Name] {
@@ -207,8 +225,8 @@ func checkResult(t *testing.T, c Case, got memory.Result) {
 	if c.WantPrefix {
 		how = "starting with (then one non-empty line)"
 	}
-	t.Errorf("input %q\n got: %s\nwant %s: %s%s",
-		c.Input, describe(got), how, describe(c.Want), firstDifference(got.Text, c.Want.Text))
+	t.Errorf("input %q (docs/spec.md %q)\n got: %s\nwant %s: %s%s",
+		c.Input, c.Section, describe(got), how, describe(c.Want), firstDifference(got.Text, c.Want.Text))
 }
 
 // checkErr checks Result.Err against the (already matching) text: nil on
@@ -246,8 +264,12 @@ func kindOf(text string) error {
 	case has("Invalid memory command input: ", ""), has("Parameter `", ""), has("Unknown memory command: ", ""),
 		msg == "No replacement was performed, old_str must not be empty.":
 		return memory.ErrInvalidInput
-	case has("The memory directory is read-only: ", " is not allowed"):
+	case has("The memory directory is read-only: ", " is not allowed"), has("Cannot move ", " is read-only"):
 		return memory.ErrReadOnly
+	case has("Cannot delete the mount point ", ""), has("Cannot rename the mount point ", ""):
+		return memory.ErrMountPoint
+	case has("The path ", "") && strings.Contains(msg, " is outside every mount point. Use a path inside one of: "):
+		return memory.ErrNotMounted
 	case has("Path ", ""):
 		return memory.ErrInvalidPath
 	case has("The memory storage failed: ", ""):

@@ -89,6 +89,7 @@ var (
 	_ blob.Renamer          = (*Store)(nil)
 	_ blob.TreeDeleter      = (*Store)(nil)
 	_ blob.ReadOnlyReporter = (*Store)(nil)
+	_ blob.KeyBudgeter      = (*Store)(nil)
 	_ io.Closer             = (*Store)(nil)
 )
 
@@ -328,6 +329,10 @@ func (s *Store) record(ctx context.Context, h *header, content []byte) error {
 
 // ReadOnly reports whether the inner store refuses writes.
 func (s *Store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }
+
+// KeyBudget is the inner store's: the records' own keys are short and
+// fixed, so the Store takes nothing from the keys its callers may use.
+func (s *Store) KeyBudget() int { return blob.KeyBytes(s.inner) }
 
 // Close closes the inner store.
 func (s *Store) Close() error { return blob.Close(s.inner) }

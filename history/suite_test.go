@@ -68,26 +68,32 @@ var fileSkips = blobtest.Options{Skip: map[string]string{
 }}
 
 func TestBlobSuiteMem(t *testing.T) {
+	t.Parallel()
 	blobtest.Run(t, func(t *testing.T) blob.Store { return wrap(t, mem.New(nil), nil) })
 }
 
 func TestBlobSuiteFile(t *testing.T) {
+	t.Parallel()
 	blobtest.RunWith(t, func(t *testing.T) blob.Store { return wrap(t, newFile(t), nil) }, fileSkips)
 }
 
 func TestBlobSuiteCryptMem(t *testing.T) {
+	t.Parallel()
 	blobtest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, mem.New(nil)), nil) })
 }
 
 func TestSpecSuiteMem(t *testing.T) {
+	t.Parallel()
 	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, mem.New(nil), nil) })
 	memorytest.RunConcurrency(t, func(t *testing.T) blob.Store { return wrap(t, mem.New(nil), nil) })
 }
 
 func TestSpecSuiteFile(t *testing.T) {
+	t.Parallel()
 	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newFile(t), nil) })
 }
 
 func TestSpecSuiteCryptMem(t *testing.T) {
+	t.Parallel()
 	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, mem.New(nil)), nil) })
 }

@@ -31,9 +31,14 @@
 //
 // The path /memories/notes/a.md is the key notes/a.md; the root /memories is
 // the empty key and always a directory, never an object. A directory exists
-// while some key lies beneath it. Keys under .cloudmem/ belong to the storage
-// layers (for example the encryption layer's key) and are invisible: no
-// listing, size or file count includes them, and no path reaches them.
+// while some memory file lies beneath it, and a name is never both a file and
+// a directory (create checks after it writes, and withdraws its write when it
+// raced one that made the name both). Keys with a reserved segment
+// (blob.IsReserved: .cloudmem, .cloudmem-*, at any depth) belong to the
+// storage layers (for example the encryption layer's key) and are invisible:
+// no listing, size or file count includes them, and no path reaches them. A
+// path whose key is longer than the store holds (blob.KeyBytes: a prefixed
+// store holds fewer than blob.MaxKeyLen bytes) is too long.
 //
 // # Storage calls
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"log/slog"
 	"os"
 	"reflect"
@@ -126,4 +127,73 @@ func TestCasesCiteSpec(t *testing.T) {
 			t.Errorf("%s cites docs/spec.md %q, which has no such section", c.Name, c.Section)
 		}
 	}
+}
+
+// ReadFile and Files answer each failure with an *Error of the right kind
+// and the contract's text; Files never shows a reserved key.
+func TestReadFileAndFiles(t *testing.T) {
+	ctx := t.Context()
+	inner := mem.New(nil)
+	for k, v := range map[string]string{"a/x.md": "x", "a/.cloudmem/key": "secret", "a/b/.cloudmem-lock": "", "f.md": "f\x00\xff"} {
+		if _, err := inner.Put(ctx, k, []byte(v), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := memory.New(inner, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := h.ReadFile(ctx, "/memories/f.md"); err != nil || string(data) != "f\x00\xff" {
+		t.Errorf("ReadFile of a binary file: %q, %v", data, err)
+	}
+	files, err := h.Files(ctx, "/memories/a")
+	if err != nil || len(files) != 1 || files[0] != (memory.FileInfo{Path: "/memories/a/x.md", Key: "a/x.md", Size: 1,
+		Version: files[0].Version, Modified: files[0].Modified}) {
+		t.Errorf("Files(/memories/a) = %+v, %v; want only /memories/a/x.md", files, err)
+	}
+	failing := blob.Store(failStore{inner})
+	hf, err := memory.New(failing, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		kind error
+		text string
+	}{
+		{"read a directory", second(h.ReadFile(ctx, "/memories/a")), memory.ErrNotFile, "The path /memories/a is not a file."},
+		{"read the root", second(h.ReadFile(ctx, "/memories")), memory.ErrNotFile, "The path /memories is not a file."},
+		{"read a missing file", second(h.ReadFile(ctx, "/memories/nope")), memory.ErrNotFound, "The path /memories/nope does not exist"},
+		{"read a reserved key", second(h.ReadFile(ctx, "/memories/a/.cloudmem/key")), memory.ErrInvalidPath, "Path /memories/a/.cloudmem/key is reserved"},
+		{"read, storage fails", second(hf.ReadFile(ctx, "/memories/f.md")), memory.ErrStorage, "The memory storage failed: the storage backend returned an error"},
+		{"files of a file", second(h.Files(ctx, "/memories/f.md")), memory.ErrNotDir, "The path /memories/f.md is a file, not a directory"},
+		{"files of a missing directory", second(h.Files(ctx, "/memories/nope")), memory.ErrNotFound, "The path /memories/nope does not exist"},
+		{"files of bookkeeping only", second(h.Files(ctx, "/memories/a/b")), memory.ErrNotFound, "The path /memories/a/b does not exist"},
+		{"files, invalid path", second(h.Files(ctx, "/memories/../x")), memory.ErrInvalidPath, "Path /memories/../x would escape /memories directory"},
+		{"files, storage fails", second(hf.Files(ctx, "/memories")), memory.ErrStorage, "The memory storage failed: the storage backend returned an error"},
+	} {
+		var e *memory.Error
+		if !errors.As(c.err, &e) || e.Kind != c.kind || !errors.Is(c.err, c.kind) || e.Error() != c.text {
+			t.Errorf("%s: %#v, want kind %v and text %q", c.name, c.err, c.kind, c.text)
+		}
+	}
+	if _, err := hf.ReadFile(ctx, "/memories/f.md"); !errors.Is(err, errBroken) {
+		t.Errorf("the storage failure's cause is not reachable: %v", err)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+var errBroken = errors.New("broken store")
+
+// failStore fails every call.
+type failStore struct{ blob.Store }
+
+func (failStore) Get(context.Context, string, int64) ([]byte, blob.Info, error) {
+	return nil, blob.Info{}, errBroken
+}
+func (failStore) Stat(context.Context, string) (blob.Info, error) { return blob.Info{}, errBroken }
+func (failStore) List(context.Context, string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) { yield(blob.Info{}, errBroken) }
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/mount"
 )
 
 // The paths HTTP serves.
@@ -261,12 +262,19 @@ func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
 }
 
 // TenantHandler returns the handler of tenant t over store: the keys under
-// t.Prefix (blob.Prefix), read-only when t.ReadOnly. A nil t is the whole
-// store with opts as given.
+// t.Prefix (blob.Prefix), with t.Mounts placed in one tree (mount.New) when
+// set, read-only when t.ReadOnly. A nil t is the whole store with opts as
+// given.
 func TenantHandler(store blob.Store, t *Tenant, opts memory.Options) (*memory.Handler, error) {
 	if t != nil && t.Prefix != "" {
 		var err error
 		if store, err = blob.Prefix(store, t.Prefix); err != nil {
+			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
+		}
+	}
+	if t != nil && len(t.Mounts) > 0 {
+		var err error
+		if store, err = tenantMounts(store, t.Mounts); err != nil {
 			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
 		}
 	}
@@ -275,6 +283,22 @@ func TenantHandler(store blob.Store, t *Tenant, opts memory.Options) (*memory.Ha
 		opts.ReadOnly = true
 	}
 	return memory.New(store, opts)
+}
+
+// tenantMounts returns the mount table of mounts over store.
+func tenantMounts(store blob.Store, mounts []TenantMount) (blob.Store, error) {
+	table := make([]mount.Mount, len(mounts))
+	for i, m := range mounts {
+		s := store
+		if m.Prefix != "" {
+			var err error
+			if s, err = blob.Prefix(store, m.Prefix); err != nil {
+				return nil, fmt.Errorf("mount %q: %w", m.Name, err)
+			}
+		}
+		table[i] = mount.Mount{Name: m.Name, Store: s, ReadOnly: m.ReadOnly}
+	}
+	return mount.New(table)
 }
 
 func (h *HTTP) beginRequest() bool {
@@ -325,9 +349,9 @@ func (h *HTTP) drain(ctx context.Context) error {
 // the shutdown timeout. It refuses, closing ln, to serve without tokens on an
 // address other than loopback (ErrNoAuth).
 func (h *HTTP) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config) error {
-	if h.opts.Tokens.Len() == 0 && !IsLoopback(ln.Addr()) {
+	if err := h.CheckAddr(ln.Addr()); err != nil {
 		ln.Close()
-		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment)", ErrNoAuth, ln.Addr())
+		return err
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -351,6 +375,15 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config
 	case <-ctx.Done():
 	}
 	return h.shutdown(srv)
+}
+
+// CheckAddr returns the error Serve gives for a listener on addr: ErrNoAuth
+// when h has no tokens and addr is not loopback, else nil.
+func (h *HTTP) CheckAddr(addr net.Addr) error {
+	if h.opts.Tokens.Len() == 0 && !IsLoopback(addr) {
+		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment)", ErrNoAuth, addr)
+	}
+	return nil
 }
 
 // shutdown is Serve's graceful end.

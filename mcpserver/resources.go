@@ -21,6 +21,10 @@ const URIScheme = "memory"
 // listPageSize is the most resources one resources/list page holds.
 const listPageSize = 1000
 
+// private is the cache hint of every list and read: a tenant's memory is
+// its own, and may change at any moment.
+var private = mcp.Cacheable{TTLMs: 0, CacheScope: "private"}
+
 // URIOf returns the resource URI of the memory file at path (a normalised
 // /memories path): /memories/notes/a b.md is memory:///memories/notes/a%20b.md.
 func URIOf(path string) string {
@@ -71,7 +75,7 @@ func (s *Server) listResources(ctx context.Context, cursor string) (*mcp.ListRes
 	if err != nil {
 		return nil, s.resourceError(err, "/memories")
 	}
-	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: private}
 	last := ""
 	for _, f := range files {
 		if f.Key <= cursor {
@@ -85,7 +89,7 @@ func (s *Server) listResources(ctx context.Context, cursor string) (*mcp.ListRes
 		res.Resources = append(res.Resources, &mcp.Resource{
 			URI:      URIOf(f.Path),
 			Name:     f.Path,
-			MIMEType: mimeType(f.Path, nil),
+			MIMEType: mimeTypes[strings.ToLower(path.Ext(f.Path))], // "" when only the content could tell
 			Size:     f.Size,
 		})
 	}
@@ -110,7 +114,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	} else {
 		c.Blob = data
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}, Cacheable: private}, nil
 }
 
 // resourceError is the JSON-RPC error for a failed list or read: "not
@@ -136,14 +140,13 @@ var mimeTypes = map[string]string{
 	".gif": "image/gif", ".webp": "image/webp",
 }
 
-// mimeType is the media type of the file at p, by its name; for another
-// name, text/plain when data is UTF-8 text (or unknown, as in a listing),
-// else application/octet-stream.
+// mimeType is the media type of the file at p holding data: by its name,
+// else text/plain when data is UTF-8, else application/octet-stream.
 func mimeType(p string, data []byte) string {
 	if t, ok := mimeTypes[strings.ToLower(path.Ext(p))]; ok {
 		return t
 	}
-	if data == nil || utf8.Valid(data) {
+	if utf8.Valid(data) {
 		return "text/plain"
 	}
 	return "application/octet-stream"

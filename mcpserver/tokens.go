@@ -11,6 +11,7 @@ import (
 	"regexp"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/mount"
 )
 
 // MinTokenLen is the shortest bearer token a Tokens accepts, in bytes.
@@ -33,6 +34,19 @@ type Tenant struct {
 	Prefix string `json:"prefix,omitempty"`
 	// ReadOnly refuses the tenant's writing commands.
 	ReadOnly bool `json:"readonly,omitempty"`
+	// Mounts, when set, gives the tenant one /memories that holds several
+	// parts of its view of the store, each at /memories/NAME (package
+	// mount): say the team's knowledge, read-only, beside the tenant's own
+	// notes. A path outside them reaches nothing.
+	Mounts []TenantMount `json:"mounts,omitempty"`
+}
+
+// TenantMount is one mount of a tenant: the keys under Prefix of the
+// tenant's view of the store ("" for all of it), at /memories/Name.
+type TenantMount struct {
+	Name     string `json:"name"`
+	Prefix   string `json:"prefix,omitempty"`
+	ReadOnly bool   `json:"readonly,omitempty"`
 }
 
 // tokenFile is the token file's format. Unknown fields are errors, so that
@@ -101,7 +115,7 @@ func ParseTokens(data []byte) (*Tokens, error) {
 			copy(sum[:], b)
 		}
 		if err := ts.add(sum, e.Tenant); err != nil {
-			return nil, fmt.Errorf("tenant %d: %w", i+1, err)
+			return nil, fmt.Errorf("%w: tenant %d (%q): %w", ErrBadTokens, i+1, e.Name, err)
 		}
 	}
 	return ts, nil
@@ -113,24 +127,39 @@ func (ts *Tokens) Add(token string, t Tenant) error {
 	if len(token) < MinTokenLen {
 		return fmt.Errorf("%w: the token of %q is shorter than %d bytes", ErrBadTokens, t.Name, MinTokenLen)
 	}
-	return ts.add(sha256.Sum256([]byte(token)), t)
+	if err := ts.add(sha256.Sum256([]byte(token)), t); err != nil {
+		return fmt.Errorf("%w: tenant %q: %w", ErrBadTokens, t.Name, err)
+	}
+	return nil
 }
 
+// add adds a tenant; its errors say what is wrong with t, and the caller
+// names t.
 func (ts *Tokens) add(sum [sha256.Size]byte, t Tenant) error {
 	if !tenantName.MatchString(t.Name) {
-		return fmt.Errorf("%w: tenant name %q: use 1 to 64 letters, digits and . _ @ + -", ErrBadTokens, t.Name)
+		return errors.New("a name has 1 to 64 letters, digits and . _ @ + -")
 	}
 	if t.Prefix != "" {
 		if err := blob.CheckPrefix(t.Prefix); err != nil || blob.IsReserved(t.Prefix) {
-			return fmt.Errorf("%w: tenant %q: prefix %q is not a valid store directory", ErrBadTokens, t.Name, t.Prefix)
+			return fmt.Errorf("prefix %q is not a valid store directory", t.Prefix)
+		}
+	}
+	mounted := map[string]bool{}
+	for _, m := range t.Mounts { // the rest of the table's rules: mount.New
+		if err := mount.CheckName(m.Name); err != nil || mounted[m.Name] {
+			return fmt.Errorf("mount name %q is not a single, unique, visible path segment", m.Name)
+		}
+		mounted[m.Name] = true
+		if m.Prefix != "" && (blob.CheckPrefix(m.Prefix) != nil || blob.IsReserved(m.Prefix)) {
+			return fmt.Errorf("mount %q: prefix %q is not a valid store directory", m.Name, m.Prefix)
 		}
 	}
 	for _, e := range ts.entries {
 		if e.tenant.Name == t.Name {
-			return fmt.Errorf("%w: tenant %q appears twice", ErrBadTokens, t.Name)
+			return errors.New("the name appears twice")
 		}
 		if e.sum == sum {
-			return fmt.Errorf("%w: tenants %q and %q have the same token", ErrBadTokens, e.tenant.Name, t.Name)
+			return fmt.Errorf("the same token as %q", e.tenant.Name)
 		}
 	}
 	ts.entries = append(ts.entries, tokenEntry{sum: sum, tenant: &t})

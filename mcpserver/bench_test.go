@@ -1,0 +1,248 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/mcpserver"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// BenchmarkMCP measures one view and one str_replace of a 40-line file on
+// the mem store: through the library (Handler.Execute), and through MCP over
+// stdio's framing (newline-delimited JSON-RPC over OS pipes, which is what
+// mcp.StdioTransport speaks on os.Stdin and os.Stdout) and over streamable
+// HTTP on loopback. The stdio and http runs use the SDK's client, so they
+// count its work too; the -raw runs send prepared request bytes and read the
+// answer's bytes, so they count the server's work and the transport only.
+// The difference per call is the overhead of MCP (README, "MCP server"):
+//
+//	go test ./mcpserver -run '^$' -bench MCP -benchtime 2000x
+func BenchmarkMCP(b *testing.B) {
+	var file strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&file, "line %d of the notes, with some text to read\n", i)
+	}
+	file.WriteString("state: even\n")
+	view := []byte(`{"command":"view","path":"/memories/notes.md"}`)
+	// Each str_replace flips the state, so that every call succeeds.
+	flips := [2][]byte{
+		[]byte(`{"command":"str_replace","path":"/memories/notes.md","old_str":"state: even","new_str":"state: odd"}`),
+		[]byte(`{"command":"str_replace","path":"/memories/notes.md","old_str":"state: odd","new_str":"state: even"}`),
+	}
+	setup := func(b *testing.B) *memory.Handler {
+		store := mem.New(nil)
+		put(&testing.T{}, store, map[string]string{"notes.md": file.String()})
+		h, err := memory.New(store, memory.Options{Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return h
+	}
+	transports := []struct {
+		name string
+		exec func(b *testing.B, h *memory.Handler) func(input []byte) memory.Result
+	}{
+		{"library", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			return func(in []byte) memory.Result { return h.Execute(context.Background(), in) }
+		}},
+		{"stdio", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			cs := connectPipes(b, mcpserver.New(h, &mcpserver.Options{Logger: quiet}))
+			return func(in []byte) memory.Result { return call(context.Background(), cs, in) }
+		}},
+		{"http", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{Logger: quiet,
+				Open: func(context.Context, *mcpserver.Tenant) (*memory.Handler, error) { return h, nil }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ts := httptest.NewServer(srv)
+			b.Cleanup(ts.Close)
+			cs := connectHTTP(b, ts.URL, "")
+			return func(in []byte) memory.Result { return call(context.Background(), cs, in) }
+		}},
+		{"stdio-raw", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			return rawStdio(b, mcpserver.New(h, &mcpserver.Options{Logger: quiet}))
+		}},
+		{"http-raw", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{Logger: quiet,
+				Open: func(context.Context, *mcpserver.Tenant) (*memory.Handler, error) { return h, nil }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ts := httptest.NewServer(srv)
+			b.Cleanup(ts.Close)
+			return rawHTTP(b, ts.URL)
+		}},
+	}
+	for _, tr := range transports {
+		b.Run("view/"+tr.name, func(b *testing.B) {
+			exec := tr.exec(b, setup(b))
+			defer reportCPU(b)()
+			for b.Loop() {
+				if r := exec(view); r.IsError || !strings.HasPrefix(r.Text, "Here's the content") {
+					b.Fatalf("view: %+v", r)
+				}
+			}
+		})
+		b.Run("str_replace/"+tr.name, func(b *testing.B) {
+			exec := tr.exec(b, setup(b))
+			defer reportCPU(b)()
+			i := 0
+			for b.Loop() {
+				if r := exec(flips[i%2]); r.IsError {
+					b.Fatalf("str_replace: %+v", r)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// reportCPU starts counting the process's CPU time; the function it
+// returns reports it per call as cpu-µs/op (client, server and garbage
+// collector together).
+func reportCPU(b *testing.B) func() {
+	start, ok := cpuTime()
+	return func() {
+		end, _ := cpuTime()
+		if ok && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+		}
+	}
+}
+
+// connectPipes serves srv over two OS pipes with the stdio framing, as a
+// process serving on its stdin and stdout does, and returns a client
+// session to it.
+func connectPipes(tb testing.TB, srv *mcpserver.Server) *mcp.ClientSession {
+	tb.Helper()
+	toServer, fromClient, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	toClient, fromServer, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, &mcp.IOTransport{Reader: toServer, Writer: fromServer}) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cs.Close()
+		stop()
+		<-done
+	})
+	return cs
+}
+
+// jsonRPCCall is the tools/call request of a memory command input.
+func jsonRPCCall(id int, input []byte) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory","arguments":%s}}`, id, input)
+}
+
+// checkRaw fails unless answer is a success result of a tool call.
+func checkRaw(b *testing.B, answer []byte) memory.Result {
+	if !bytes.HasPrefix(answer, []byte(`{"jsonrpc":"2.0","id":`)) || !bytes.Contains(answer, []byte(`"content":[{"type":"text"`)) ||
+		bytes.Contains(answer, []byte(`"isError":true`)) {
+		b.Fatalf("answer: %s", answer)
+	}
+	return memory.Result{Text: "Here's the content"}
+}
+
+// rawStdio serves srv over OS pipes and talks to it with prepared lines.
+func rawStdio(b *testing.B, srv *mcpserver.Server) func([]byte) memory.Result {
+	toServer, fromClient, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	toClient, fromServer, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, &mcp.IOTransport{Reader: toServer, Writer: fromServer}) }()
+	b.Cleanup(func() {
+		fromClient.Close()
+		stop()
+		<-done
+	})
+	in := bufio.NewReader(toClient)
+	send := func(line []byte) {
+		if _, err := fromClient.Write(append(line, '\n')); err != nil {
+			b.Fatal(err)
+		}
+	}
+	send([]byte(initialize))
+	if _, err := in.ReadBytes('\n'); err != nil {
+		b.Fatal(err)
+	}
+	send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	id := 100
+	return func(input []byte) memory.Result {
+		id++
+		send(jsonRPCCall(id, input))
+		answer, err := in.ReadBytes('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return checkRaw(b, answer)
+	}
+}
+
+// rawHTTP opens a session at url with prepared requests and returns a
+// function that posts one tool call in it.
+func rawHTTP(b *testing.B, url string) func([]byte) memory.Result {
+	client := &http.Client{}
+	post := func(session string, body []byte) (*http.Response, []byte) {
+		req, err := http.NewRequest(http.MethodPost, url+mcpserver.MCPPath, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		answer, err := io.ReadAll(resp.Body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return resp, answer
+	}
+	resp, _ := post("", []byte(initialize))
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		b.Fatal("no session")
+	}
+	post(session, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	id := 100
+	return func(input []byte) memory.Result {
+		id++
+		_, answer := post(session, jsonRPCCall(id, input))
+		return checkRaw(b, answer)
+	}
+}

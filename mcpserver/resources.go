@@ -175,9 +175,6 @@ func (s *Server) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	}
 	s.subs.mu.Lock()
 	defer s.subs.mu.Unlock()
-	if s.subs.n == nil {
-		s.subs.n = map[string]int{}
-	}
 	s.subs.uris[req.Params.URI] = memory.PathOf(key)
 	s.subs.n[req.Params.URI]++
 	return nil

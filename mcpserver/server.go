@@ -75,7 +75,7 @@ func New(h *memory.Handler, opts *Options) *Server {
 		o.Logger = slog.Default()
 	}
 	s := &Server{h: h, actor: o.Actor, timeout: o.CommandTimeout, log: o.Logger}
-	s.subs.uris = map[string]string{}
+	s.subs.uris, s.subs.n = map[string]string{}, map[string]int{}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "cloudmem", Title: "cloudmem memory", Version: o.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
@@ -207,9 +207,10 @@ func toolResult(r memory.Result) *mcp.CallToolResult {
 }
 
 // ResultOf is the inverse of the Server's tool results: the memory.Result a
-// CallToolResult carries (its first text or image content, and its isError
-// flag). Result.Err is not carried over MCP and stays nil. A client uses it to
-// read a result as the handler gave it.
+// CallToolResult carries (its one text or image content, and its isError
+// flag), or an error when r holds anything else. Result.Err is not carried
+// over MCP and stays nil. A client uses it to read a result as the handler
+// gave it.
 func ResultOf(r *mcp.CallToolResult) (memory.Result, error) {
 	if r == nil || len(r.Content) != 1 {
 		return memory.Result{}, fmt.Errorf("mcpserver: a memory result has one content, got %d", contentLen(r))

@@ -2,8 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/spf13/cobra"
 
-	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/claude"
 	"github.com/cloudmem/cloudmem/memory"
 )
@@ -33,64 +33,73 @@ const (
 	baseURLEnv = "ANTHROPIC_BASE_URL" // the API's address; the SDK's default when empty
 )
 
-// runChat implements "cloudmem chat": a conversation with Claude in the
+func init() { register(newChatCmd) }
+
+// newChatCmd is "cloudmem chat": a conversation with Claude in the
 // terminal, in which Claude uses the memory tool on the store. Each line of
 // stdin is a user message; chat prints Claude's text and one line for each
-// memory call, and runs the calls through a memory.Handler.
+// memory call, and runs the calls through a memory.Handler, as the actor
+// --actor names (default user@host).
 //
 // It exits 0 at the end of stdin; 1 when ANTHROPIC_API_KEY is not set (a
 // configuration error, reported in one line before anything else happens),
 // when the store cannot be opened or when a request fails; 2 for bad flags.
-func runChat(c *cli, args []string) int {
-	fs := flag.NewFlagSet("cloudmem chat", flag.ContinueOnError)
-	model := fs.String("model", defaultChatModel, "the Claude `MODEL` to talk to")
-	maxTokens := fs.Int64("max-tokens", defaultChatMaxTokens, "at most `N` tokens in one response")
-	usage := subcommandUsage("chat [--model MODEL] [--max-tokens N]",
-		"Chats with Claude, which keeps its memory in the store with the memory tool. Each line of\n"+
-			"stdin is a message; Claude's answers and its memory calls are printed. Old tool results are\n"+
-			"cleared from the context as it grows, never the memory tool's.\n\n"+
-			"Needs "+apiKeyEnv+". "+baseURLEnv+", when set, is the API's address.")
-	if code, done := c.parse(fs, args, usage); done {
-		return code
+func newChatCmd(a *app) *cobra.Command {
+	var (
+		model     string
+		maxTokens int64
+		actor     string
+	)
+	cmd := &cobra.Command{
+		Use:   "chat [--model MODEL] [--max-tokens N] [--actor NAME]",
+		Short: "Chat with Claude, which keeps its memory in the store",
+		Long: "Chats with Claude, which keeps its memory in the store with the memory tool. Each line of\n" +
+			"stdin is a message; Claude's answers and its memory calls are printed. Old tool results are\n" +
+			"cleared from the context as it grows, never the memory tool's.\n\n" +
+			"Needs " + apiKeyEnv + ". " + baseURLEnv + ", when set, is the API's address.",
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if maxTokens < 1 {
+				return usageErrorf("--max-tokens %d: want a positive number", maxTokens)
+			}
+			key := a.getenv(apiKeyEnv)
+			if key == "" {
+				return fmt.Errorf("%s is not set; chat needs an Anthropic API key", apiKeyEnv)
+			}
+			ctx := a.withActor(cmd.Context(), actor)
+			h, done, err := a.openHandler(ctx, readWrite, memory.Options{})
+			if err != nil {
+				return err
+			}
+			defer done()
+			return a.chat(ctx, h, key, model, maxTokens)
+		},
 	}
-	if code, done := c.checkArgs(fs, usage, fs.Args()); done {
-		return code
-	}
-	if *maxTokens < 1 {
-		return c.usageError(fs, usage, fmt.Errorf("--max-tokens %d: want a positive number", *maxTokens))
-	}
-	key := c.getenv(apiKeyEnv)
-	if key == "" {
-		fmt.Fprintf(c.stderr, "cloudmem chat: %s is not set; chat needs an Anthropic API key\n", apiKeyEnv)
-		return exitFail
-	}
+	cmd.Flags().StringVar(&model, "model", defaultChatModel, "the Claude `MODEL` to talk to")
+	cmd.Flags().Int64Var(&maxTokens, "max-tokens", defaultChatMaxTokens, "at most `N` tokens in one response")
+	addActorFlag(cmd, &actor)
+	return cmd
+}
 
-	store, err := c.openStore()
-	if err != nil {
-		return c.fail("chat", err)
-	}
-	defer blob.Close(store)
-	h, err := c.handler(store, memory.Options{})
-	if err != nil {
-		return c.fail("chat", err)
-	}
+// chat holds the conversation of newChatCmd with the API key key.
+func (a *app) chat(ctx context.Context, h *memory.Handler, key, model string, maxTokens int64) error {
 	opts := []option.RequestOption{option.WithAPIKey(key)}
-	if base := c.getenv(baseURLEnv); base != "" {
+	if base := a.getenv(baseURLEnv); base != "" {
 		opts = append(opts, option.WithBaseURL(base))
 	}
 	client := anthropic.NewClient(opts...)
-	thread := client.Beta.Messages.NewThread(chatParams(*model, *maxTokens))
+	thread := client.Beta.Messages.NewThread(chatParams(model, maxTokens))
 	tools := []anthropic.BetaTool{claude.NewTool(h)}
 
-	interactive := isTerminal(c.stdin)
+	interactive := isTerminal(a.stdin)
 	if interactive {
-		fmt.Fprintf(c.stdout, "Chatting with %s, which keeps its memory in the store. End with Ctrl-D.\n", *model)
+		fmt.Fprintf(a.stdout, "Chatting with %s, which keeps its memory in the store. End with Ctrl-D.\n", model)
 	}
-	in := bufio.NewScanner(c.stdin)
+	in := bufio.NewScanner(a.stdin)
 	in.Buffer(nil, maxChatLine)
 	for {
 		if interactive {
-			fmt.Fprint(c.stdout, "> ")
+			fmt.Fprint(a.stdout, "> ")
 		}
 		if !in.Scan() {
 			break
@@ -103,23 +112,23 @@ func runChat(c *cli, args []string) int {
 		// conversation: it runs until Claude stops calling tools.
 		thread.Append(anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock(text)))
 		runner := thread.NewToolRunner(tools)
-		for msg, err := range runner.All(c.ctx) {
+		for msg, err := range runner.All(ctx) {
 			if err != nil {
-				return c.fail("chat", err)
+				return err
 			}
-			printReply(c.stdout, msg)
+			printReply(a.stdout, msg)
 		}
 		if last := runner.LastMessage(); last != nil && last.StopReason == anthropic.BetaStopReasonMaxTokens {
-			fmt.Fprintf(c.stderr, "cloudmem chat: the response was cut off at %d tokens (--max-tokens)\n", *maxTokens)
+			fmt.Fprintf(a.stderr, "cloudmem chat: the response was cut off at %d tokens (--max-tokens)\n", maxTokens)
 		}
 	}
 	if interactive {
-		fmt.Fprintln(c.stdout)
+		fmt.Fprintln(a.stdout)
 	}
 	if err := in.Err(); err != nil {
-		return c.fail("chat", fmt.Errorf("reading stdin: %w", err))
+		return fmt.Errorf("reading stdin: %w", err)
 	}
-	return exitOK
+	return nil
 }
 
 // chatParams returns what every request of a chat carries: the model, the

@@ -207,9 +207,9 @@ func TestChatFailures(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{[]string{"chat", "now"}, "cloudmem chat: unexpected argument \"now\"\n\n" + chatUsageText},
-		{[]string{"chat", "--max-tokens", "0"}, "cloudmem chat: --max-tokens 0: want a positive number\n\n" + chatUsageText},
-		{[]string{"chat", "--max-tokens", "many"}, "cloudmem chat: invalid value \"many\" for flag -max-tokens: parse error\n\n" + chatUsageText},
+		{[]string{"chat", "now"}, usageErr("chat", `unexpected argument "now"`, chatUse)},
+		{[]string{"chat", "--max-tokens", "0"}, usageErr("chat", "--max-tokens 0: want a positive number", chatUse)},
+		{[]string{"chat", "--max-tokens", "many"}, usageErr("chat", `invalid argument "many" for "--max-tokens" flag: strconv.ParseInt: parsing "many": invalid syntax`, chatUse)},
 	} {
 		code, stdout, stderr := cloudmem(tc.args, "", map[string]string{apiKeyEnv: "test-key"})
 		if code != 2 || stdout != "" || stderr != tc.stderr {
@@ -218,20 +218,18 @@ func TestChatFailures(t *testing.T) {
 	}
 }
 
-const chatUsageText = `Usage: cloudmem [--store URL] chat [--model MODEL] [--max-tokens N]
+const chatUse = "chat [--model MODEL] [--max-tokens N] [--actor NAME]"
 
-Chats with Claude, which keeps its memory in the store with the memory tool. Each line of
+var chatUsageText = commandHelp(`Chats with Claude, which keeps its memory in the store with the memory tool. Each line of
 stdin is a message; Claude's answers and its memory calls are printed. Old tool results are
 cleared from the context as it grows, never the memory tool's.
 
-Needs ANTHROPIC_API_KEY. ANTHROPIC_BASE_URL, when set, is the API's address.
-
-Flags:
-  -max-tokens N
-    	at most N tokens in one response (default 4096)
-  -model MODEL
-    	the Claude MODEL to talk to (default "claude-sonnet-5-5")
-`
+Needs ANTHROPIC_API_KEY. ANTHROPIC_BASE_URL, when set, is the API's address.`, chatUse,
+	`      --actor NAME     the NAME the store's history records as the author of the changes (default user@host)
+  -h, --help           help for chat
+      --max-tokens N   at most N tokens in one response (default 4096)
+      --model MODEL    the Claude MODEL to talk to (default "claude-sonnet-5-5")
+`)
 
 // TestChatHelp checks chat's help, which needs no API key.
 func TestChatHelp(t *testing.T) {

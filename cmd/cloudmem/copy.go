@@ -2,337 +2,137 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cloudmem/cloudmem/blob"
-	"github.com/cloudmem/cloudmem/storeurl"
+	"github.com/cloudmem/cloudmem/transfer"
 )
 
-// defaultJobs is how many files copy and import move at a time.
-const defaultJobs = 8
+func init() { register(newCopyCmd) }
 
-// putAttempts bounds how often copy tries to write one file whose
-// condition keeps failing (another writer, or a store that refuses the
-// name).
-const putAttempts = 3
+// newCopyCmd is "cloudmem copy SRC_URL DST_URL": it copies every file of
+// one store to another, then verifies the copy. See transfer.Copy and
+// transfer.Verify.
+func newCopyCmd(a *app) *cobra.Command {
+	var (
+		jobs      int
+		overwrite bool
+	)
+	cmd := &cobra.Command{
+		Use:   "copy SRC_URL DST_URL [--jobs N] [--overwrite]",
+		Short: "Copy a whole store to another store, and verify the copy",
+		Long: "Copies every file of the store SRC_URL to the store DST_URL (any two store URLs: a directory\n" +
+			"to a bucket, a plain store into an encrypted one), then reads both back and compares the\n" +
+			"SHA-256 of every file. A file DST already holds with the same content is skipped, so an\n" +
+			"interrupted copy can be run again; one with other content is an error unless --overwrite.\n" +
+			"Each store's own bookkeeping (.cloudmem/, such as an encryption key) is not copied.\n" +
+			"Exit status 1 when a file could not be copied or the verification finds a difference.",
+		Args: positional("SRC_URL", "DST_URL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if jobs < 1 {
+				return usageErrorf("--jobs %d: want 1 or more", jobs)
+			}
+			return a.copy(cmd.Context(), args[0], args[1], jobs, overwrite)
+		},
+	}
+	cmd.Flags().IntVar(&jobs, "jobs", transfer.DefaultJobs, "copy `N` files at a time")
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace files DST holds with other content")
+	return cmd
+}
 
-// runCopy implements "cloudmem copy SRC_URL DST_URL": it copies every file
-// of one store to another, then verifies the copy. See copyStore and
-// verifyCopy.
-func runCopy(c *cli, args []string) int {
-	fs := flag.NewFlagSet("cloudmem copy", flag.ContinueOnError)
-	jobs := fs.Int("jobs", defaultJobs, "copy `N` files at a time")
-	overwrite := fs.Bool("overwrite", false, "replace files DST holds with other content")
-	usage := plainUsage("copy SRC_URL DST_URL [--jobs N] [--overwrite]",
-		"Copies every file of the store SRC_URL to the store DST_URL (any two store URLs: a directory\n"+
-			"to a bucket, a plain store into an encrypted one), then reads both back and compares the\n"+
-			"SHA-256 of every file. A file DST already holds with the same content is skipped, so an\n"+
-			"interrupted copy can be run again; one with other content is an error unless --overwrite.\n"+
-			"Each store's own bookkeeping (.cloudmem/, such as an encryption key) is not copied.\n"+
-			"Exit status 1 when a file could not be copied or the verification finds a difference.")
-	pos, code, done := c.parseArgs(fs, args, usage, "SRC_URL", "DST_URL")
-	if done {
-		return code
-	}
-	if *jobs < 1 {
-		return c.usageError(fs, usage, fmt.Errorf("--jobs %d: want 1 or more", *jobs))
-	}
-	src, err := storeurl.Open(c.ctx, pos[0])
+// copy copies the store srcURL to dstURL with transfer.Copy, then checks
+// the copy with transfer.Verify, printing the counts.
+func (a *app) copy(ctx context.Context, srcURL, dstURL string, jobs int, overwrite bool) error {
+	src, err := a.openURL(ctx, srcURL, readOnly)
 	if err != nil {
-		return c.fail("copy", fmt.Errorf("SRC: %w", err))
+		return fmt.Errorf("SRC: %w", err)
 	}
 	defer blob.Close(src)
-	dst, err := storeurl.Open(c.ctx, pos[1])
+	dst, err := a.openURL(ctx, dstURL, readWrite)
 	if err != nil {
-		return c.fail("copy", fmt.Errorf("DST: %w", err))
+		return fmt.Errorf("DST: %w", err)
 	}
 	defer blob.Close(dst)
 
-	p := c.progress()
-	showCopy := func(final bool, s copyStats) {
-		p.show(final, "copy: %d/%d files (%d copied, %d skipped)", s.copied+s.skipped+s.gone, s.total, s.copied, s.skipped)
+	p := a.progress()
+	show := func(final bool, s transfer.CopyStats) {
+		p.show(final, "copy: %d/%d files (%d copied, %d skipped)", s.Copied+s.Skipped+s.Gone, s.Total, s.Copied, s.Skipped)
 	}
-	stats, problems, err := copyStore(c.ctx, src, dst, copyOptions{jobs: *jobs, overwrite: *overwrite},
-		func(s copyStats) { showCopy(false, s) })
-	showCopy(true, stats)
+	stats, err := transfer.Copy(ctx, src, dst, &transfer.CopyOptions{Jobs: jobs, Overwrite: overwrite,
+		Progress: func(s transfer.CopyStats) { show(false, s) }})
+	show(true, stats)
 	p.end()
-	if err != nil {
-		return c.fail("copy", fmt.Errorf("%w (%s copied; run copy again to finish)", err, plural(stats.copied, "file")))
+	switch pe, ok := errors.AsType[*transfer.ProblemsError](err); {
+	case errors.Is(err, transfer.ErrEmptySource):
+		return errors.New("SRC holds no memory file: nothing to copy (check SRC_URL)")
+	case ok:
+		return problemsFailure(pe.Problems,
+			fmt.Sprintf("%d of %d files were not copied (%d copied, %d skipped)", len(pe.Problems), stats.Total, stats.Copied, stats.Skipped))
+	case err != nil:
+		return fmt.Errorf("%s (%s copied; run copy again to finish)", srcDst(err), plural(stats.Copied, "file"))
 	}
-	if len(problems) > 0 {
-		return c.reportProblems("copy", problems,
-			fmt.Sprintf("%d of %d files were not copied (%d copied, %d skipped)", len(problems), stats.total, stats.copied, stats.skipped))
-	}
-	fmt.Fprintf(c.stdout, "copied %s, skipped %d that DST already held\n", plural(stats.copied, "file"), stats.skipped)
+	fmt.Fprintf(a.stdout, "copied %s, skipped %d that DST already held\n", plural(stats.Copied, "file"), stats.Skipped)
 
-	v, err := verifyCopy(c.ctx, src, dst, *jobs, func(done, total int) {
+	v, err := transfer.Verify(ctx, src, dst, &transfer.VerifyOptions{Jobs: jobs, Progress: func(done, total int) {
 		p.show(done == total, "verify: %d/%d files", done, total)
-	})
+	}})
 	p.end()
-	if err != nil {
-		return c.fail("copy", fmt.Errorf("verify: %w", err))
-	}
-	if len(v.problems) > 0 {
-		return c.reportProblems("copy", v.problems,
-			fmt.Sprintf("verification failed: %d of %d files differ", len(v.problems), v.files))
-	}
-	fmt.Fprintf(c.stdout, "verified %s: every SHA-256 is equal", plural(v.files, "file"))
-	if v.extra > 0 {
-		fmt.Fprintf(c.stdout, " (DST also holds %s that SRC does not)", plural(v.extra, "file"))
-	}
-	fmt.Fprintln(c.stdout)
-	return exitOK
-}
-
-// plainUsage is subcommandUsage for a command that does not use --store.
-func plainUsage(synopsis, about string) func(io.Writer, *flag.FlagSet) {
-	return func(w io.Writer, fs *flag.FlagSet) {
-		fmt.Fprintf(w, "Usage: cloudmem %s\n\n%s\n\nFlags:\n", synopsis, about)
-		printDefaults(w, fs)
-	}
-}
-
-// copyOptions configures copyStore.
-type copyOptions struct {
-	jobs      int  // files copied at a time; at least 1
-	overwrite bool // replace a file DST holds with other content
-}
-
-// copyStats counts what copyStore did.
-type copyStats struct {
-	total   int // files SRC listed
-	copied  int // files written to DST
-	skipped int // files DST already held with the same content
-	gone    int // files deleted from SRC after the listing
-}
-
-// copyStore copies every file of src (bookkeeping under .cloudmem/ left
-// out) to dst, jobs at a time. A file dst already holds with the same
-// SHA-256 is skipped, so a second run after an interruption finishes the
-// job. A missing file is written with Put(IfAbsent); a file dst holds with
-// other content is a problem, or with overwrite is replaced with
-// Put(IfVersion), so that a concurrent writer is never overwritten
-// unseen: when the condition fails, copyStore looks again (putAttempts
-// times in all).
-//
-// Files that cannot be copied for those reasons are returned as problems,
-// one line each, sorted, after every other file was copied. Any other
-// failure (a store, ctx) stops the copy and is returned as err; what was
-// copied stays copied. progress, when not nil, is called (from several
-// goroutines, one call at a time) after each file.
-func copyStore(ctx context.Context, src, dst blob.Store, opts copyOptions, progress func(copyStats)) (copyStats, []string, error) {
-	infos, err := memoryFiles(ctx, src)
-	if err != nil {
-		return copyStats{}, nil, fmt.Errorf("SRC: %w", err)
-	}
-	cp := &copier{src: src, dst: dst, overwrite: opts.overwrite, progress: progress}
-	cp.stats.total = len(infos)
-	err = forEach(ctx, opts.jobs, infos, func(ctx context.Context, info blob.Info) error {
-		return cp.copyFile(ctx, info.Key)
-	})
-	slices.Sort(cp.problems)
-	return cp.stats, cp.problems, err
-}
-
-// copier is the state of one copyStore.
-type copier struct {
-	src, dst  blob.Store
-	overwrite bool
-	progress  func(copyStats)
-
-	mu       sync.Mutex // guards stats, problems and calls to progress
-	stats    copyStats
-	problems []string
-}
-
-// copyFile copies one file; see copyStore.
-func (cp *copier) copyFile(ctx context.Context, key string) error {
-	data, _, err := cp.src.Get(ctx, key, blob.MaxObjectBytes)
-	if errors.Is(err, blob.ErrNotExist) {
-		cp.done(func(s *copyStats) { s.gone++ })
-		return nil
+	if pe, ok := errors.AsType[*transfer.ProblemsError](err); ok {
+		return problemsFailure(pe.Problems,
+			fmt.Sprintf("verification failed: %d of %d files differ", len(pe.Problems), v.Files))
 	}
 	if err != nil {
-		return fmt.Errorf("SRC: reading %s: %w", key, err)
+		return fmt.Errorf("verify: %s", srcDst(err))
 	}
-	sum := sha256.Sum256(data)
-	for range putAttempts {
-		old, info, err := cp.dst.Get(ctx, key, blob.MaxObjectBytes)
-		cond := blob.Cond{IfAbsent: true}
-		switch {
-		case err == nil && sha256.Sum256(old) == sum:
-			cp.done(func(s *copyStats) { s.skipped++ })
-			return nil
-		case err == nil && !cp.overwrite:
-			cp.problem(key + ": DST holds other content (--overwrite replaces it)")
-			return nil
-		case err == nil:
-			cond = blob.Cond{IfVersion: info.Version}
-		case !errors.Is(err, blob.ErrNotExist):
-			return fmt.Errorf("DST: reading %s: %w", key, err)
-		}
-		_, err = cp.dst.Put(ctx, key, data, cond)
-		if err == nil {
-			cp.done(func(s *copyStats) { s.copied++ })
-			return nil
-		}
-		if !errors.Is(err, blob.ErrPrecondition) {
-			return fmt.Errorf("DST: writing %s: %w", key, err)
-		}
+	fmt.Fprintf(a.stdout, "verified %s: every SHA-256 is equal", plural(v.Files, "file"))
+	if v.Extra > 0 {
+		fmt.Fprintf(a.stdout, " (DST also holds %s that SRC does not)", plural(v.Extra, "file"))
 	}
-	cp.problem(fmt.Sprintf("%s: DST refused the write %d times with a failed condition "+
-		"(another writer, or a store that cannot hold both a file and a directory of this name)", key, putAttempts))
+	fmt.Fprintln(a.stdout)
 	return nil
 }
 
-// done records one file with update and reports progress.
-func (cp *copier) done(update func(*copyStats)) {
-	cp.mu.Lock()
-	defer cp.mu.Unlock()
-	update(&cp.stats)
-	if cp.progress != nil {
-		cp.progress(cp.stats)
+// srcDst returns err's text with transfer's "source:" and "destination:"
+// named as the command line names them, SRC and DST.
+func srcDst(err error) string {
+	msg := err.Error()
+	for _, r := range [][2]string{{"source: ", "SRC: "}, {"destination: ", "DST: "}} {
+		if rest, ok := strings.CutPrefix(msg, r[0]); ok {
+			return r[1] + rest
+		}
 	}
+	return msg
 }
 
-func (cp *copier) problem(p string) {
-	cp.mu.Lock()
-	defer cp.mu.Unlock()
-	cp.problems = append(cp.problems, p)
+// problemsFailure is the error of a command that found problems with some
+// files: one line per problem, then outcome. A problem of kind
+// transfer.ErrDiffers says that --overwrite replaces the file.
+func problemsFailure(problems []transfer.Problem, outcome string) error {
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = p.String()
+		if errors.Is(p.Kind, transfer.ErrDiffers) {
+			lines[i] += " (--overwrite replaces it)"
+		}
+	}
+	return &problemsError{problems: lines, outcome: outcome}
 }
 
-// verifyResult is what verifyCopy found.
-type verifyResult struct {
-	files    int      // files SRC holds
-	extra    int      // files DST holds that SRC does not
-	problems []string // one line per file that differs, sorted
-}
-
-// verifyCopy lists both stores afresh and checks that every file of src is
-// in dst with the same SHA-256, reading jobs files at a time. Files dst
-// holds beyond src's are counted, not reported as problems. progress, when
-// not nil, is called (one call at a time) after each file compared.
-func verifyCopy(ctx context.Context, src, dst blob.Store, jobs int, progress func(done, total int)) (verifyResult, error) {
-	srcFiles, err := memoryFiles(ctx, src)
-	if err != nil {
-		return verifyResult{}, fmt.Errorf("SRC: %w", err)
+// plural returns "1 file", "2 files": n and the noun, plural when n is
+// not 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
 	}
-	dstFiles, err := memoryFiles(ctx, dst)
-	if err != nil {
-		return verifyResult{}, fmt.Errorf("DST: %w", err)
-	}
-	inDst := make(map[string]bool, len(dstFiles))
-	for _, info := range dstFiles {
-		inDst[info.Key] = true
-	}
-	res := verifyResult{files: len(srcFiles), extra: len(dstFiles)}
-	var (
-		mu     sync.Mutex
-		done   int
-		common []string
-	)
-	for _, info := range srcFiles {
-		if inDst[info.Key] {
-			common = append(common, info.Key)
-			res.extra--
-		} else {
-			res.problems = append(res.problems, info.Key+": missing from DST")
-		}
-	}
-	report := func(problem string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if problem != "" {
-			res.problems = append(res.problems, problem)
-		}
-		done++
-		if progress != nil {
-			progress(done, len(common))
-		}
-	}
-	err = forEach(ctx, jobs, common, func(ctx context.Context, key string) error {
-		a, err := hashOf(ctx, src, key)
-		if err != nil {
-			return fmt.Errorf("SRC: %w", err)
-		}
-		b, err := hashOf(ctx, dst, key)
-		if err != nil {
-			return fmt.Errorf("DST: %w", err)
-		}
-		switch {
-		case a == nil:
-			report(key + ": deleted from SRC while verifying")
-		case b == nil:
-			report(key + ": deleted from DST while verifying")
-		case *a != *b:
-			report(fmt.Sprintf("%s: SHA-256 %x in SRC, %x in DST", key, a[:8], b[:8]))
-		default:
-			report("")
-		}
-		return nil
-	})
-	if err != nil {
-		return verifyResult{}, err
-	}
-	slices.Sort(res.problems)
-	return res, nil
-}
-
-// hashOf returns the SHA-256 of the object at key, or nil when there is
-// none.
-func hashOf(ctx context.Context, s blob.Store, key string) (*[sha256.Size]byte, error) {
-	data, _, err := s.Get(ctx, key, blob.MaxObjectBytes)
-	if errors.Is(err, blob.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", key, err)
-	}
-	sum := sha256.Sum256(data)
-	return &sum, nil
-}
-
-// forEach calls fn for every item, at most n calls at a time (n >= 1). The
-// first error fn returns cancels the context the other calls get, stops
-// handing out items, and is returned once every call has ended; so is
-// ctx's error when ctx ends first.
-func forEach[T any](ctx context.Context, n int, items []T, fn func(context.Context, T) error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	next := make(chan T)
-	var wg sync.WaitGroup
-	for range min(n, len(items)) {
-		wg.Go(func() {
-			for item := range next {
-				if err := fn(ctx, item); err != nil {
-					cancel(err)
-				}
-			}
-		})
-	}
-feed:
-	for _, item := range items {
-		select {
-		case next <- item:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	return nil
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // progressLine shows one line of progress that rewrites itself ("\r"), on
@@ -351,8 +151,8 @@ const progressInterval = 100 * time.Millisecond
 
 // progress returns a progressLine on stderr when stderr is a terminal, and
 // one that shows nothing otherwise.
-func (c *cli) progress() *progressLine {
-	if f, ok := c.stderr.(*os.File); ok {
+func (a *app) progress() *progressLine {
+	if f, ok := a.stderr.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			return &progressLine{w: f}
 		}

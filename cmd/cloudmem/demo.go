@@ -1,73 +1,85 @@
 package main
 
 import (
-	"flag"
+	"crypto/rand"
+	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// demoDir is the directory the demo works in; it is removed when the demo
-// ends, so the next run starts from the same state.
-const demoDir = "/memories/cloudmem-demo"
+func init() { register(newDemoCmd) }
 
-// demoSteps is the demo's session: the commands a model might send, in order.
-var demoSteps = []string{
-	`{"command":"view","path":"/memories"}`,
-	`{"command":"create","path":"` + demoDir + `/notes.md","file_text":"# Project notes\n- Build with Go 1.26\n- Tests: bash integration/run-tests.sh\n"}`,
-	`{"command":"str_replace","path":"` + demoDir + `/notes.md","old_str":"Go 1.26","new_str":"Go 1.26 or newer"}`,
-	`{"command":"insert","path":"` + demoDir + `/notes.md","insert_line":1,"insert_text":"- Owner: the storage team\n"}`,
-	`{"command":"view","path":"` + demoDir + `/notes.md"}`,
-	`{"command":"rename","old_path":"` + demoDir + `/notes.md","new_path":"` + demoDir + `/project.md"}`,
-	`{"command":"view","path":"/memories"}`,
-	`{"command":"delete","path":"` + demoDir + `"}`,
+// demoDirName returns the directory a demo works in: a fresh name under
+// /memories, cloudmem-demo-XXXXXXXX with eight random hex digits, so that
+// the demo never touches a file it did not create. Tests replace it.
+var demoDirName = func() string {
+	var b [4]byte
+	rand.Read(b[:]) // never fails
+	return fmt.Sprintf("/memories/cloudmem-demo-%x", b)
 }
 
-// runDemo implements "cloudmem demo": it runs demoSteps against the store,
-// printing each command and its result. A directory left by an interrupted
-// earlier run is deleted first (and that step printed). Any error result
-// stops the demo with exit 1.
-func runDemo(c *cli, args []string) int {
-	fs := flag.NewFlagSet("cloudmem demo", flag.ContinueOnError)
-	usage := subcommandUsage("demo",
-		"Runs a short memory session (view, create, str_replace, insert, view, rename, view, delete)\n"+
-			"in "+demoDir+" of the store, printing each command and its result.\n"+
-			"The directory is deleted at the end, so the demo can run again.")
-	if code, done := c.parse(fs, args, usage); done {
-		return code
+// demoSteps returns the demo's session in dir: the commands a model might
+// send, in order. The last deletes dir, which holds only what the steps
+// before created.
+func demoSteps(dir string) []string {
+	steps := []string{
+		`{"command":"view","path":"/memories"}`,
+		`{"command":"create","path":"DIR/notes.md","file_text":"# Project notes\n- Build with Go 1.26\n- Tests: bash integration/run-tests.sh\n"}`,
+		`{"command":"str_replace","path":"DIR/notes.md","old_str":"Go 1.26","new_str":"Go 1.26 or newer"}`,
+		`{"command":"insert","path":"DIR/notes.md","insert_line":1,"insert_text":"- Owner: the storage team\n"}`,
+		`{"command":"view","path":"DIR/notes.md"}`,
+		`{"command":"rename","old_path":"DIR/notes.md","new_path":"DIR/project.md"}`,
+		`{"command":"view","path":"/memories"}`,
+		`{"command":"delete","path":"DIR"}`,
 	}
-	if code, done := c.checkArgs(fs, usage, fs.Args()); done {
-		return code
+	for i := range steps {
+		steps[i] = strings.ReplaceAll(steps[i], "DIR", dir)
 	}
-	h, err := c.openHandler()
-	if err != nil {
-		return c.fail("demo", err)
-	}
-
-	fmt.Fprintf(c.stdout, "cloudmem demo: a memory session against the store %s\n", c.store)
-	steps := demoSteps
-	// A quiet look first: a view of the demo directory that succeeds means
-	// an earlier run stopped half way; delete it, visibly.
-	if res := h.Execute(c.ctx, []byte(`{"command":"view","path":"`+demoDir+`"}`)); !res.IsError {
-		fmt.Fprintf(c.stdout, "\n(%s is left from an earlier run that did not finish; deleting it first)\n", demoDir)
-		steps = append([]string{demoSteps[len(demoSteps)-1]}, steps...)
-	}
-	for _, step := range steps {
-		res := h.Execute(c.ctx, []byte(step))
-		fmt.Fprintf(c.stdout, "\n> %s\n%s\n", step, resultText(res))
-		if res.IsError {
-			return c.fail("demo", fmt.Errorf("the step %s failed", step))
-		}
-	}
-	fmt.Fprintf(c.stdout, "\nDone; the demo deleted what it created.\n")
-	return exitOK
+	return steps
 }
 
-// resultText renders a result for a reader: its text, or a line describing
-// an image.
-func resultText(res memory.Result) string {
-	if res.Image != nil {
-		return fmt.Sprintf("[%s image, %d bytes]", res.Image.MediaType, len(res.Image.Data))
+// newDemoCmd is "cloudmem demo": it runs demoSteps in a fresh directory of
+// the store, printing each command (the JSON a model sends) and its result.
+// The directory must not exist; the demo creates it and deletes it at the
+// end, and so removes only what it made. Any error result stops the demo
+// with exit 1.
+func newDemoCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "demo",
+		Short: "Run a short scripted session against the store, printing each step",
+		Long: "Runs a short memory session (view, create, str_replace, insert, view, rename, view, delete)\n" +
+			"in a new directory /memories/cloudmem-demo-XXXXXXXX of the store, printing each command and\n" +
+			"its result. The demo deletes the directory at the end and touches nothing else.",
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			h, done, err := a.openHandler(ctx, readWrite, memory.Options{})
+			if err != nil {
+				return err
+			}
+			defer done()
+			dir := demoDirName()
+			switch _, err := h.Files(ctx, dir); {
+			case errors.Is(err, memory.ErrNotFound): // a new directory, as it should be
+			case err == nil || errors.Is(err, memory.ErrNotDir):
+				return fmt.Errorf("%s already exists in the store; the demo works only in a new directory", dir)
+			default:
+				return err
+			}
+			fmt.Fprintf(a.stdout, "cloudmem demo: a memory session against the store %s, in %s\n", a.storeURL(), dir)
+			for _, step := range demoSteps(dir) {
+				res := h.Execute(ctx, []byte(step))
+				fmt.Fprintf(a.stdout, "\n> %s\n%s\n", step, resultText(res))
+				if res.IsError {
+					return fmt.Errorf("the step %s failed", step)
+				}
+			}
+			fmt.Fprintf(a.stdout, "\nDone; the demo deleted what it created.\n")
+			return nil
+		},
 	}
-	return res.Text
 }

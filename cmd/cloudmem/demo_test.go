@@ -2,15 +2,27 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// demoOutput is the whole output of a demo against an empty store named
-// STORE.
+// testDemoDir is the directory the demo works in during the tests, where
+// useDemoDir sets it.
+const testDemoDir = "/memories/cloudmem-demo"
+
+// useDemoDir makes the demo work in testDemoDir until the test ends.
+func useDemoDir(t *testing.T) {
+	old := demoDirName
+	demoDirName = func() string { return testDemoDir }
+	t.Cleanup(func() { demoDirName = old })
+}
+
+// demoOutput is the whole output of a demo in testDemoDir against an empty
+// store named STORE.
 func demoOutput(store string) string {
-	return `cloudmem demo: a memory session against the store ` + store + `
+	return `cloudmem demo: a memory session against the store ` + store + `, in ` + testDemoDir + `
 ` + demoSession
 }
 
@@ -58,6 +70,7 @@ Done; the demo deleted what it created.
 // TestDemoTwice runs the demo twice on one store: both runs succeed with
 // the same whole output, and the store is left empty.
 func TestDemoTwice(t *testing.T) {
+	useDemoDir(t)
 	store := "shared://" + storeName(t)
 	want := demoOutput(store)
 	for run := 1; run <= 2; run++ {
@@ -71,41 +84,57 @@ func TestDemoTwice(t *testing.T) {
 	}
 }
 
-// TestDemoLeftover checks that a demo directory left by an interrupted run
-// is deleted first, visibly, and that the demo then runs as usual.
-func TestDemoLeftover(t *testing.T) {
+// TestDemoTouchesOnlyItsOwn checks that the demo leaves alone what the
+// store held before: a file in a directory named like the demo's is kept,
+// the demo works in a new directory of its own and removes it, and a demo
+// whose directory exists already refuses to run and changes nothing.
+func TestDemoTouchesOnlyItsOwn(t *testing.T) {
 	name := storeName(t)
-	if _, err := sharedStore(name).Put(context.Background(), "cloudmem-demo/notes.md", []byte("half done"), blob.Cond{}); err != nil {
-		t.Fatal(err)
-	}
-	store := "shared://" + name
-	want := `cloudmem demo: a memory session against the store ` + store + `
-
-(/memories/cloudmem-demo is left from an earlier run that did not finish; deleting it first)
-
-> {"command":"delete","path":"/memories/cloudmem-demo"}
-Successfully deleted /memories/cloudmem-demo
-` + demoSession
+	mine := map[string]string{"cloudmem-demo/mine.md": "my own notes"}
+	store := seed(t, name, mine)
 	code, stdout, stderr := cloudmem([]string{"--store", store, "demo"}, "", nil)
-	if code != 0 || stdout != want || stderr != "" {
-		t.Errorf("demo = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
+	if code != 0 || stderr != "" || !strings.HasSuffix(stdout, "Done; the demo deleted what it created.\n") {
+		t.Fatalf("demo = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and a finished demo", code, stdout, stderr)
+	}
+	if got := contents(t, name); !equalMaps(got, mine) {
+		t.Errorf("after the demo the store holds %q, want %q", got, mine)
+	}
+
+	useDemoDir(t) // the demo picks the directory that holds mine.md
+	code, stdout, stderr = cloudmem([]string{"--store", store, "demo"}, "", nil)
+	wantErr := "cloudmem demo: " + testDemoDir + " already exists in the store; the demo works only in a new directory\n"
+	if code != 1 || stdout != "" || stderr != wantErr {
+		t.Errorf("demo in an existing directory = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", code, stdout, stderr, wantErr)
+	}
+	if got := contents(t, name); !equalMaps(got, mine) {
+		t.Errorf("after the refused demo the store holds %q, want %q", got, mine)
+	}
+}
+
+// TestDemoDirName checks that each demo picks a fresh directory name.
+func TestDemoDirName(t *testing.T) {
+	a, b := demoDirName(), demoDirName()
+	if a == b || !strings.HasPrefix(a, "/memories/cloudmem-demo-") || len(a) != len("/memories/cloudmem-demo-")+8 {
+		t.Errorf("demo directories %q and %q; want two different /memories/cloudmem-demo-XXXXXXXX", a, b)
 	}
 }
 
 // TestDemoFailure checks that a step with an error result stops the demo
 // with exit 1.
 func TestDemoFailure(t *testing.T) {
+	useDemoDir(t)
 	const store = "mem://?readonly=true"
-	wantOut := `cloudmem demo: a memory session against the store ` + store + `
+	steps := demoSteps(testDemoDir)
+	wantOut := `cloudmem demo: a memory session against the store ` + store + `, in ` + testDemoDir + `
 
 > {"command":"view","path":"/memories"}
 Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:
 0B	/memories
 
-> ` + demoSteps[1] + `
+> ` + steps[1] + `
 Error: The memory directory is read-only: create is not allowed
 `
-	wantErr := "cloudmem demo: the step " + demoSteps[1] + " failed\n"
+	wantErr := "cloudmem demo: the step " + steps[1] + " failed\n"
 	code, stdout, stderr := cloudmem([]string{"--store", store, "demo"}, "", nil)
 	if code != 1 || stdout != wantOut || stderr != wantErr {
 		t.Errorf("demo = %d\nstdout:\n%s\nstderr:\n%s\nwant 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr, wantOut, wantErr)
@@ -115,6 +144,7 @@ Error: The memory directory is read-only: create is not allowed
 // TestDemoDirectory runs the demo twice against a local directory, the
 // default kind of store: both runs succeed with the same whole output.
 func TestDemoDirectory(t *testing.T) {
+	useDemoDir(t)
 	dir := t.TempDir()
 	want := demoOutput(dir)
 	for run := 1; run <= 2; run++ {

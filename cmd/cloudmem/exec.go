@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/cloudmem/cloudmem/memory"
 )
@@ -19,55 +21,66 @@ const maxLine = 16 << 20
 // handler's wording for malformed input.
 var tooLongText = fmt.Sprintf("Error: Invalid memory command input: the input is longer than %d bytes", maxLine)
 
-// runExec implements "cloudmem exec": one memory command per input line, one
+func init() { register(newExecCmd) }
+
+// newExecCmd is "cloudmem exec": one memory command per input line, one
 // result per output line, until EOF. A bad line gets its error result and
 // the next line runs; the results carry the errors, so exec exits 0 at EOF
 // whatever they were. It exits 1 when the store cannot be opened or stdin or
-// stdout fails.
-func runExec(c *cli, args []string) int {
-	fs := flag.NewFlagSet("cloudmem exec", flag.ContinueOnError)
-	usage := subcommandUsage("exec < commands.jsonl",
-		"Reads memory commands (the input JSON of a tool_use block), one per line, from stdin,\n"+
-			"and writes one result per line to stdout, in the same order:\n"+
-			`  {"content":"<text>","is_error":false}`+"\n"+
-			"An image result's content is an array with one image block. A line that is not a valid\n"+
-			"command gets an error result and the next line runs.")
-	if code, done := c.parse(fs, args, usage); done {
-		return code
+// stdout fails. Every command runs as the actor --actor names (default
+// user@host), which the layers that record changes keep.
+func newExecCmd(a *app) *cobra.Command {
+	var actor string
+	cmd := &cobra.Command{
+		Use:   "exec [--actor NAME] < commands.jsonl",
+		Short: "Run memory commands read from stdin, one JSON object per line",
+		Long: "Reads memory commands (the input JSON of a tool_use block), one per line, from stdin,\n" +
+			"and writes one result per line to stdout, in the same order:\n" +
+			`  {"content":"<text>","is_error":false}` + "\n" +
+			"An image result's content is an array with one image block. A line that is not a valid\n" +
+			"command gets an error result and the next line runs.",
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := a.withActor(cmd.Context(), actor)
+			h, done, err := a.openHandler(ctx, readWrite, memory.Options{})
+			if err != nil {
+				return err
+			}
+			defer done()
+			return a.exec(ctx, h)
+		},
 	}
-	if code, done := c.checkArgs(fs, usage, fs.Args()); done {
-		return code
-	}
-	h, err := c.openHandler()
-	if err != nil {
-		return c.fail("exec", err)
-	}
+	addActorFlag(cmd, &actor)
+	return cmd
+}
 
-	in := bufio.NewReaderSize(c.stdin, 64<<10)
-	out := bufio.NewWriter(c.stdout)
+// exec runs the commands of stdin with h; see newExecCmd.
+func (a *app) exec(ctx context.Context, h *memory.Handler) error {
+	in := bufio.NewReaderSize(a.stdin, 64<<10)
+	out := bufio.NewWriter(a.stdout)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	for {
 		line, tooLong, readErr := readLine(in, maxLine)
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
-			return c.fail("exec", fmt.Errorf("reading stdin: %w", readErr))
+			return fmt.Errorf("reading stdin: %w", readErr)
 		}
 		if len(line) > 0 || tooLong || readErr == nil {
 			res := memory.Result{Text: tooLongText, IsError: true}
 			if !tooLong {
-				res = h.Execute(c.ctx, line)
+				res = h.Execute(ctx, line)
 			}
 			if err := enc.Encode(wireResult(res)); err != nil {
-				return c.fail("exec", fmt.Errorf("writing stdout: %w", err))
+				return fmt.Errorf("writing stdout: %w", err)
 			}
 			// Flush each result: a caller on the other end of a pipe
 			// waits for it before sending the next command.
 			if err := out.Flush(); err != nil {
-				return c.fail("exec", fmt.Errorf("writing stdout: %w", err))
+				return fmt.Errorf("writing stdout: %w", err)
 			}
 		}
 		if readErr != nil { // io.EOF
-			return exitOK
+			return nil
 		}
 	}
 }

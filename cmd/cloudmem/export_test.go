@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cloudmem/cloudmem/blob"
 )
 
 // exportable is a store's worth of files that stretch both forms: binary
@@ -31,7 +33,7 @@ var exportable = map[string]string{
 func withoutBookkeeping(files map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range files {
-		if !isBookkeeping(k) {
+		if !blob.IsReserved(k) {
 			out[k] = v
 		}
 	}

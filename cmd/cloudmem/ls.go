@@ -2,98 +2,89 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"log/slog"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/cloudmem/cloudmem/blob"
+	"github.com/spf13/cobra"
+
 	"github.com/cloudmem/cloudmem/memory"
-	"github.com/cloudmem/cloudmem/storeurl"
 )
 
-// runLs implements "cloudmem ls [PATH]": the listing the model gets from
-// view of the directory PATH (default /memories), without its header line:
-// two levels deep, hidden names and node_modules left out, each line a size
-// and a path. PATH must be a directory; errors are the handler's texts.
-func runLs(c *cli, args []string) int {
-	fs := flag.NewFlagSet("cloudmem ls", flag.ContinueOnError)
-	usage := subcommandUsage("ls [PATH]",
-		"Lists the memory directory PATH (default /memories) as the model sees it: two levels deep,\n"+
-			"without hidden names and node_modules, each line a size and a path (a directory's size\n"+
-			"is the total of every file beneath it).")
-	pos, code, done := c.parseArgs(fs, args, usage, "[PATH]")
-	if done {
-		return code
+func init() { register(newLsCmd) }
+
+// newLsCmd is "cloudmem ls [PATH] [--json]": every memory file under the
+// directory PATH (default /memories), recursively, hidden ones included,
+// from memory.Handler.Files. Each line is the size in bytes, right-aligned,
+// and the path; --json prints one JSON array of lsEntry instead.
+func newLsCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls [PATH] [--json]",
+		Short: "List the memory files under a directory, with sizes",
+		Long: "Lists every memory file under the directory PATH (default /memories), recursively and in\n" +
+			"byte order, hidden files included: each line is the size in bytes and the path. With --json,\n" +
+			"one JSON array of {\"path\", \"size\", \"version\", \"modified\"} objects.",
+		Args: positional("[PATH]"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "/memories"
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			h, done, err := a.openHandler(cmd.Context(), readOnly, memory.Options{})
+			if err != nil {
+				return err
+			}
+			defer done()
+			files, err := h.Files(cmd.Context(), dir)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(a, files)
+			}
+			_, err = fmt.Fprint(a.stdout, lsText(files))
+			return err
+		},
 	}
-	path := "/memories"
-	if len(pos) == 1 {
-		path = pos[0]
-	}
-	store, err := c.openStore()
-	if err != nil {
-		return c.fail("ls", err)
-	}
-	defer blob.Close(store)
-	res, file, err := c.view(store, path)
-	switch {
-	case err != nil:
-		return c.fail("ls", err)
-	case res.IsError:
-		fmt.Fprintln(c.stderr, res.Text)
-		return exitFail
-	case file != nil:
-		return c.fail("ls", fmt.Errorf("%s is a file, not a directory (cat prints a file)", path))
-	}
-	_, listing, _ := strings.Cut(res.Text, "\n") // drop the header meant for the model
-	fmt.Fprintln(c.stdout, listing)
-	return exitOK
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of objects with path, size, version and modified")
+	return cmd
 }
 
-// openStore opens the store --store names. The caller closes it with
-// blob.Close.
-func (c *cli) openStore() (blob.Store, error) {
-	return storeurl.Open(c.ctx, c.store)
+// lsText is ls's text listing: one line per file, the size right-aligned
+// to the widest.
+func lsText(files []memory.FileInfo) string {
+	width := 0
+	for _, f := range files {
+		width = max(width, len(strconv.FormatInt(f.Size, 10)))
+	}
+	var b strings.Builder
+	for _, f := range files {
+		fmt.Fprintf(&b, "%*d  %s\n", width, f.Size, f.Path)
+	}
+	return b.String()
 }
 
-// handler returns a Handler over s with opts, logging storage failures to
-// stderr.
-func (c *cli) handler(s blob.Store, opts memory.Options) (*memory.Handler, error) {
-	opts.Logger = slog.New(slog.NewTextHandler(c.stderr, nil))
-	return memory.New(s, opts)
+// lsEntry is one file in ls --json.
+type lsEntry struct {
+	Path     string `json:"path"`               // /memories/notes/a.md
+	Size     int64  `json:"size"`               // bytes
+	Version  string `json:"version"`            // the store's opaque version
+	Modified string `json:"modified,omitempty"` // RFC 3339, UTC; absent when the store does not say
 }
 
-// execute runs the memory command input (a JSON object) with a Handler over
-// s, so that the command obeys every rule and limit it obeys for the model.
-func (c *cli) execute(s blob.Store, opts memory.Options, input map[string]any) (memory.Result, error) {
-	h, err := c.handler(s, opts)
-	if err != nil {
-		return memory.Result{}, err
+// printJSON prints files as one JSON array of lsEntry, then a newline.
+func printJSON(a *app, files []memory.FileInfo) error {
+	out := make([]lsEntry, 0, len(files))
+	for _, f := range files {
+		e := lsEntry{Path: f.Path, Size: f.Size, Version: f.Version}
+		if !f.Modified.IsZero() {
+			e.Modified = f.Modified.UTC().Format(time.RFC3339Nano)
+		}
+		out = append(out, e)
 	}
-	cmd, err := json.Marshal(input)
-	if err != nil {
-		return memory.Result{}, err
-	}
-	return h.Execute(c.ctx, cmd), nil
-}
-
-// runMemoryCommand opens the store, runs one writing memory command, and
-// prints its result text: to stdout on success, to stderr with exit 1 for an
-// error result.
-func (c *cli) runMemoryCommand(name string, opts memory.Options, input map[string]any) int {
-	store, err := c.openStore()
-	if err != nil {
-		return c.fail(name, err)
-	}
-	defer blob.Close(store)
-	res, err := c.execute(store, opts, input)
-	if err != nil {
-		return c.fail(name, err)
-	}
-	if res.IsError {
-		fmt.Fprintln(c.stderr, res.Text)
-		return exitFail
-	}
-	fmt.Fprintln(c.stdout, res.Text)
-	return exitOK
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -84,30 +86,49 @@ var smallTree = map[string]string{
 func TestLs(t *testing.T) {
 	store := seed(t, storeName(t), smallTree)
 	runCases(t, store, []cliCase{
-		{args: []string{"ls"}, stdout: `3.2K	/memories
-1.2K	/memories/big/
-1.2K	/memories/big/one.bin
-20B	/memories/notes/
-6B	/memories/notes/a.md
-13B	/memories/notes/deep/
-7B	/memories/todo.md
+		{args: []string{"ls"}, stdout: `1280  /memories/big/one.bin
+2000  /memories/node_modules/x.js
+   1  /memories/notes/.hidden
+   6  /memories/notes/a.md
+  12  /memories/notes/deep/b.md
+   1  /memories/notes/deep/more/c.md
+   7  /memories/todo.md
 `},
-		{args: []string{"ls", "/memories/notes/"}, stdout: `20B	/memories/notes
-6B	/memories/notes/a.md
-13B	/memories/notes/deep/
-12B	/memories/notes/deep/b.md
-1B	/memories/notes/deep/more/
+		{args: []string{"ls", "/memories/notes/"}, stdout: ` 1  /memories/notes/.hidden
+ 6  /memories/notes/a.md
+12  /memories/notes/deep/b.md
+ 1  /memories/notes/deep/more/c.md
 `},
 		{args: []string{"ls", "/memories/notes/a.md"}, code: 1,
-			stderr: "cloudmem ls: /memories/notes/a.md is a file, not a directory (cat prints a file)\n"},
+			stderr: "cloudmem ls: The path /memories/notes/a.md is a file, not a directory\n"},
 		{args: []string{"ls", "/memories/nope"}, code: 1,
-			stderr: "Error: The path /memories/nope does not exist. Please provide a valid path.\n"},
+			stderr: "cloudmem ls: The path /memories/nope does not exist\n"},
 		{args: []string{"ls", "/memories/.cloudmem"}, code: 1,
-			stderr: "Error: Path /memories/.cloudmem is reserved\n"},
+			stderr: "cloudmem ls: Path /memories/.cloudmem is reserved\n"},
 		{args: []string{"ls", "/tmp"}, code: 1,
-			stderr: "Error: Path must start with /memories, got: /tmp\n"},
+			stderr: "cloudmem ls: Path must start with /memories, got: /tmp\n"},
 	})
-	runCases(t, "mem://", []cliCase{{args: []string{"ls"}, stdout: "0B\t/memories\n"}})
+	runCases(t, "mem://", []cliCase{{args: []string{"ls"}, stdout: ""}, {args: []string{"ls", "--json"}, stdout: "[]\n"}})
+}
+
+// TestLsJSON checks ls --json: every file with its path, size, version and
+// modification time, as the store reports them.
+func TestLsJSON(t *testing.T) {
+	name := storeName(t)
+	store := seed(t, name, map[string]string{"a.md": "alpha", "d/b.md": "bravo!", ".cloudmem/k": "reserved"})
+	var entries []string
+	for _, key := range []string{"a.md", "d/b.md"} {
+		info, err := sharedStore(name).Stat(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, fmt.Sprintf(`{"path":"/memories/%s","size":%d,"version":%q,"modified":%q}`,
+			key, info.Size, info.Version, info.Modified.UTC().Format(time.RFC3339Nano)))
+	}
+	runCases(t, store, []cliCase{
+		{args: []string{"ls", "--json"}, stdout: "[" + strings.Join(entries, ",") + "]\n"},
+		{args: []string{"ls", "/memories/d", "--json"}, stdout: "[" + entries[1] + "]\n"},
+	})
 }
 
 func TestCat(t *testing.T) {
@@ -127,14 +148,14 @@ func TestCat(t *testing.T) {
 		{args: []string{"cat", "/memories/bin/data"}, stdout: binary},
 		{args: []string{"cat", "/memories/long.txt"}, stdout: strings.Repeat("line\n", 20000)},
 		{args: []string{"cat", "/memories/.hidden/h.md"}, stdout: "hidden"},
-		{args: []string{"cat", "/memories/dir"}, code: 1, stderr: "Error: The path /memories/dir is not a file.\n"},
-		{args: []string{"cat", "/memories"}, code: 1, stderr: "Error: The path /memories is not a file.\n"},
+		{args: []string{"cat", "/memories/dir"}, code: 1, stderr: "cloudmem cat: The path /memories/dir is not a file.\n"},
+		{args: []string{"cat", "/memories"}, code: 1, stderr: "cloudmem cat: The path /memories is not a file.\n"},
 		{args: []string{"cat", "/memories/missing"}, code: 1,
-			stderr: "Error: The path /memories/missing does not exist. Please provide a valid path.\n"},
+			stderr: "cloudmem cat: The path /memories/missing does not exist\n"},
 		{args: []string{"cat", "/memories/../etc/passwd"}, code: 1,
-			stderr: "Error: Path /memories/../etc/passwd would escape /memories directory\n"},
+			stderr: "cloudmem cat: Path /memories/../etc/passwd would escape /memories directory\n"},
 		{args: []string{"cat", "/memories/a\tb"}, code: 1,
-			stderr: "Error: Path /memories/a\tb contains invalid characters\n"},
+			stderr: "cloudmem cat: Path /memories/a\tb contains invalid characters\n"},
 	})
 }
 
@@ -158,17 +179,17 @@ func TestPut(t *testing.T) {
 		{args: []string{"put", "/memories/c.md", file},
 			stdout: "File created successfully at: /memories/c.md\n"},
 		{args: []string{"put", "/memories/old.md", file}, code: 1,
-			stderr: "Error: File /memories/old.md already exists\n"},
+			stderr: "cloudmem put: File /memories/old.md already exists\n"},
 		{args: []string{"put", "--force", "/memories/old.md", file},
 			stdout: "File created successfully at: /memories/old.md\n"},
 		{args: []string{"put", "/memories/dir", file, "--force"}, code: 1,
-			stderr: "Error: File /memories/dir already exists\n"},
+			stderr: "cloudmem put: File /memories/dir already exists\n"},
 		{args: []string{"put", "/memories/c.md/x", file}, code: 1,
-			stderr: "Error: The path /memories/c.md is a file, not a directory\n"},
+			stderr: "cloudmem put: The path /memories/c.md is a file, not a directory\n"},
 		{args: []string{"put", "/memories/huge.md"}, stdin: strings.Repeat("x", 100_001), code: 1,
-			stderr: "Error: File /memories/huge.md would be 100001 bytes, over the limit of 100000 bytes per memory file\n"},
+			stderr: "cloudmem put: File /memories/huge.md would be 100001 bytes, over the limit of 100000 bytes per memory file\n"},
 		{args: []string{"put", "/memories/.cloudmem/k"}, stdin: "x", code: 1,
-			stderr: "Error: Path /memories/.cloudmem/k is reserved\n"},
+			stderr: "cloudmem put: Path /memories/.cloudmem/k is reserved\n"},
 		{args: []string{"put", "/memories/l.txt", latin1}, code: 1,
 			stderr: "cloudmem put: " + latin1 + " is not UTF-8 text; memory files are text (import stores any bytes)\n"},
 		{args: []string{"put", "/memories/l.txt"}, stdin: "\xff", code: 1,
@@ -187,7 +208,7 @@ func TestPut(t *testing.T) {
 		t.Errorf("the store holds %q, want %q", got, want)
 	}
 	runCases(t, "mem://?readonly=true", []cliCase{{args: []string{"put", "/memories/a.md"}, stdin: "x", code: 1,
-		stderr: "Error: The memory directory is read-only: create is not allowed\n"}})
+		stderr: "cloudmem put: The memory directory is read-only: create is not allowed\n"}})
 }
 
 func TestRmMv(t *testing.T) {
@@ -199,14 +220,14 @@ func TestRmMv(t *testing.T) {
 		{args: []string{"mv", "/memories/dir", "/memories/folder"},
 			stdout: "Successfully renamed /memories/dir to /memories/folder\n"},
 		{args: []string{"mv", "/memories/a.md", "/memories/z.md"}, code: 1,
-			stderr: "Error: The path /memories/a.md does not exist\n"},
+			stderr: "cloudmem mv: The path /memories/a.md does not exist\n"},
 		{args: []string{"mv", "/memories/keep.md", "/memories/folder"}, code: 1,
-			stderr: "Error: The destination /memories/folder already exists\n"},
+			stderr: "cloudmem mv: The destination /memories/folder already exists\n"},
 		{args: []string{"mv", "/memories/folder", "/memories/folder/in"}, code: 1,
-			stderr: "Error: Cannot move /memories/folder into itself (/memories/folder/in)\n"},
+			stderr: "cloudmem mv: Cannot move /memories/folder into itself (/memories/folder/in)\n"},
 		{args: []string{"rm", "/memories/folder"}, stdout: "Successfully deleted /memories/folder\n"},
-		{args: []string{"rm", "/memories/folder"}, code: 1, stderr: "Error: The path /memories/folder does not exist\n"},
-		{args: []string{"rm", "/memories/"}, code: 1, stderr: "Error: Cannot delete the /memories directory itself\n"},
+		{args: []string{"rm", "/memories/folder"}, code: 1, stderr: "cloudmem rm: The path /memories/folder does not exist\n"},
+		{args: []string{"rm", "/memories/"}, code: 1, stderr: "cloudmem rm: Cannot delete the /memories directory itself\n"},
 	})
 	want := map[string]string{"moved/a.md": "a", "keep.md": "k"}
 	if got := contents(t, name); !equalMaps(got, want) {
@@ -227,45 +248,52 @@ func equalMaps(a, b map[string]string) bool {
 }
 
 // TestSubcommandUsage checks --help and the usage errors of every command
-// added with ls: help goes to stdout with exit 0; a usage error is the
-// message, a blank line and the same help on stderr, with exit 2.
+// added with ls: help goes to stdout with exit 0 and starts with what the
+// command does; a usage error is the message, the synopsis and where to read
+// more, on stderr, with exit 2.
 func TestSubcommandUsage(t *testing.T) {
 	for _, tc := range []struct {
 		cmd  string
 		args []string // bad arguments
 		msg  string
+		use  string
 	}{
-		{"ls", []string{"/memories", "/memories/a"}, `unexpected argument "/memories/a"`},
-		{"cat", nil, "no PATH given"},
-		{"cat", []string{"a", "b"}, `unexpected argument "b"`},
-		{"put", nil, "no PATH given"},
-		{"put", []string{"/memories/a", "f", "g"}, `unexpected argument "g"`},
-		{"put", []string{"--force=maybe", "/memories/a"}, `invalid boolean value "maybe" for -force: parse error`},
-		{"rm", nil, "no PATH given"},
-		{"rm", []string{"a", "b"}, `unexpected argument "b"`},
-		{"mv", nil, "no OLD and NEW given"},
-		{"mv", []string{"a"}, "no NEW given"},
-		{"mv", []string{"a", "b", "c"}, `unexpected argument "c"`},
-		{"export", nil, "no DIR given (- writes a tar stream to stdout)"},
-		{"export", []string{"a", "b"}, `unexpected argument "b"`},
-		{"import", nil, "no DIR given (- reads a tar stream from stdin)"},
-		{"import", []string{"-", "--colour"}, "flag provided but not defined: -colour"},
-		{"copy", nil, "no SRC_URL and DST_URL given"},
-		{"copy", []string{"mem://"}, "no DST_URL given"},
-		{"copy", []string{"mem://", "mem://", "mem://"}, `unexpected argument "mem://"`},
-		{"copy", []string{"mem://", "mem://", "--jobs", "0"}, "--jobs 0: want 1 or more"},
-		{"keygen", nil, "no -o FILE given"},
-		{"keygen", []string{"-o", "f", "g"}, `unexpected argument "g"`},
-		{"rekey", nil, "no --to-recipients given"},
-		{"rekey", []string{"--to-recipients", "AGE-SECRET-KEY-1XYZ"}, "--to-recipients: crypt: recipient 1 is not a valid age public key (age1... or age1pq1...)"},
-		{"version", []string{"now"}, `unexpected argument "now"`},
+		{"ls", []string{"/memories", "/memories/a"}, `unexpected argument "/memories/a"`, "ls [PATH] [--json]"},
+		{"cat", nil, "no PATH given", "cat PATH"},
+		{"cat", []string{"a", "b"}, `unexpected argument "b"`, "cat PATH"},
+		{"put", nil, "no PATH given", "put PATH [FILE|-] [--force]"},
+		{"put", []string{"/memories/a", "f", "g"}, `unexpected argument "g"`, "put PATH [FILE|-] [--force]"},
+		{"put", []string{"--force=maybe", "/memories/a"}, `invalid argument "maybe" for "--force" flag: strconv.ParseBool: parsing "maybe": invalid syntax`, "put PATH [FILE|-] [--force]"},
+		{"rm", nil, "no PATH given", "rm PATH"},
+		{"rm", []string{"a", "b"}, `unexpected argument "b"`, "rm PATH"},
+		{"mv", nil, "no OLD and NEW given", "mv OLD NEW"},
+		{"mv", []string{"a"}, "no NEW given", "mv OLD NEW"},
+		{"mv", []string{"a", "b", "c"}, `unexpected argument "c"`, "mv OLD NEW"},
+		{"export", nil, "no DIR given (- writes a tar stream to stdout)", "export DIR|-"},
+		{"export", []string{"a", "b"}, `unexpected argument "b"`, "export DIR|-"},
+		{"import", nil, "no DIR given (- reads a tar stream from stdin)", "import DIR|- [--overwrite]"},
+		{"import", []string{"-", "--colour"}, "unknown flag: --colour", "import DIR|- [--overwrite]"},
+		{"copy", nil, "no SRC_URL and DST_URL given", "copy SRC_URL DST_URL [--jobs N] [--overwrite]"},
+		{"copy", []string{"mem://"}, "no DST_URL given", "copy SRC_URL DST_URL [--jobs N] [--overwrite]"},
+		{"copy", []string{"mem://", "mem://", "mem://"}, `unexpected argument "mem://"`, "copy SRC_URL DST_URL [--jobs N] [--overwrite]"},
+		{"copy", []string{"mem://", "mem://", "--jobs", "0"}, "--jobs 0: want 1 or more", "copy SRC_URL DST_URL [--jobs N] [--overwrite]"},
+		{"keygen", nil, "no -o FILE given", "keygen -o FILE [--post-quantum]"},
+		{"keygen", []string{"-o", "f", "g"}, `unexpected argument "g"`, "keygen -o FILE [--post-quantum]"},
+		{"rekey", nil, "no --to-recipients given", "rekey --to-recipients age1...,age1... [--identity-file FILE]..."},
+		{"rekey", []string{"--to-recipients", "AGE-SECRET-KEY-1XYZ"}, "--to-recipients: crypt: recipient 1 is not a valid age public key (age1... or age1pq1...)", "rekey --to-recipients age1...,age1... [--identity-file FILE]..."},
+		{"version", []string{"now"}, `unexpected argument "now"`, "version"},
 	} {
+		root := (&app{getenv: func(string) string { return "" }}).rootCmd()
+		sub, _, err := root.Find([]string{tc.cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
 		code, help, stderr := cloudmem([]string{tc.cmd, "--help"}, "", nil)
-		if code != 0 || !strings.HasPrefix(help, "Usage: cloudmem ") || stderr != "" {
-			t.Errorf("cloudmem %s --help = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and the usage on stdout", tc.cmd, code, help, stderr)
+		if code != 0 || !strings.HasPrefix(help, sub.Long+"\n\nUsage:\n  cloudmem "+tc.use+"\n\nFlags:\n") || stderr != "" {
+			t.Errorf("cloudmem %s --help = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and the help on stdout", tc.cmd, code, help, stderr)
 			continue
 		}
-		want := "cloudmem " + tc.cmd + ": " + tc.msg + "\n\n" + help
+		want := usageErr(tc.cmd, tc.msg, tc.use)
 		code, stdout, stderr := cloudmem(append([]string{"--store", "mem://", tc.cmd}, tc.args...), "", nil)
 		if code != 2 || stdout != "" || stderr != want {
 			t.Errorf("cloudmem %s %q = %d\nstdout:\n%s\nstderr:\n%s\nwant 2 and stderr:\n%s", tc.cmd, tc.args, code, stdout, stderr, want)
@@ -274,14 +302,10 @@ func TestSubcommandUsage(t *testing.T) {
 }
 
 func TestLsHelp(t *testing.T) {
-	want := `Usage: cloudmem [--store URL] ls [PATH]
-
-Lists the memory directory PATH (default /memories) as the model sees it: two levels deep,
-without hidden names and node_modules, each line a size and a path (a directory's size
-is the total of every file beneath it).
-
-Flags:
-  (none)
-`
+	want := commandHelp(`Lists every memory file under the directory PATH (default /memories), recursively and in
+byte order, hidden files included: each line is the size in bytes and the path. With --json,
+one JSON array of {"path", "size", "version", "modified"} objects.`, "ls [PATH] [--json]", `  -h, --help   help for ls
+      --json   print a JSON array of objects with path, size, version and modified
+`)
 	runCases(t, "mem://", []cliCase{{args: []string{"ls", "-h"}, stdout: want}})
 }

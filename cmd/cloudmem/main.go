@@ -3,43 +3,74 @@
 //
 // Usage:
 //
-//	cloudmem [--store URL] COMMAND [ARGS]
+//	cloudmem COMMAND [ARGS] [--store URL] [--verbose]
 //
 // The store is --store URL, else $CLOUDMEM_STORE, else ./memories (a local
-// directory, created when first written). The commands:
-//
-//	exec    read memory commands (the input JSON of a tool_use block), one per line, from stdin,
-//	        and write one result per line to stdout: {"content": ..., "is_error": ...}
-//	demo    run a short scripted session against the store and print each step
-//	view    print a memory file or directory: cloudmem view /memories/notes.md --range 1,20
-//	ls      list a memory directory with sizes, as the model sees it
-//	cat     write a memory file to stdout, byte for byte
-//	put     create (--force: replace) a memory file: cloudmem put /memories/notes.md notes.md
-//	rm      delete a memory file or directory
-//	mv      rename a memory file or directory
-//	export  write every memory file to a directory, or a tar stream to stdout (-)
-//	import  store the files of a directory, or of a tar stream on stdin (-), as memory files
-//	copy    copy a whole store to another (cloudmem copy SRC_URL DST_URL), resumable, verified by SHA-256
-//	keygen  write a new age identity file (-o FILE) and print its recipient
-//	rekey   re-encrypt every object of an encrypted store to new recipients
-//	version print the version
+// directory, created when first written). "cloudmem help" lists the
+// commands; "cloudmem help COMMAND" or "cloudmem COMMAND --help" describes
+// one; "cloudmem completion bash|zsh|fish|powershell" prints a shell
+// completion script.
 //
 // Exit status: 0 on success, 1 when a command fails, 2 for a usage error.
+//
+// # Errors
+//
+// A failure is one line on stderr, "cloudmem COMMAND: CAUSE", with the cause
+// a person can act on (a bucket that does not exist, a secret key the server
+// refused, a store that does not exist yet). --verbose adds the full error
+// and the details the memory handler logs.
+//
+// # Why cobra
+//
+// The command line is built with github.com/spf13/cobra: it parses flags
+// anywhere on the line (cloudmem exec --store URL), writes aligned help for
+// every command, generates shell completion, suggests the command meant by
+// a mistyped one, and gives --version and help; all of it tested and kept by
+// a wide community, instead of a hand-written dispatcher.
 package main
+
+// Adding a command: put it in a file of its own, NAME.go, that registers a
+// constructor from init; no other file changes.
+//
+//	func init() { register(newNameCmd) }
+//
+//	func newNameCmd(a *app) *cobra.Command {
+//		return &cobra.Command{
+//			Use:   "name PATH",           // the synopsis shown in help and usage errors
+//			Short: "one line for the command list",
+//			Long:  "What it does, for 'cloudmem help name'.",
+//			Args:  positional("PATH"),    // "no PATH given", `unexpected argument "x"`
+//			RunE: func(cmd *cobra.Command, args []string) error {
+//				s, err := a.openStore(cmd.Context(), readOnly) // or a.openHandler
+//				if err != nil {
+//					return err
+//				}
+//				defer s.Close()
+//				...
+//				return nil // or an error: one line on stderr, exit 1
+//			},
+//		}
+//	}
+//
+// Return usageErrorf(...) for a bad argument (exit 2, with the synopsis);
+// write output to a.stdout and a.stderr (cmd.OutOrStdout works too); read
+// input from a.stdin and the environment through a.getenv, so that tests
+// run the program in-process. The global flags (--store, --verbose) are
+// parsed before RunE runs.
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
+	"os/signal"
+	"runtime/debug"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	_ "github.com/cloudmem/cloudmem/backends/all" // every store scheme
-	"github.com/cloudmem/cloudmem/memory"
-	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 // Exit codes.
@@ -56,209 +87,165 @@ const defaultStore = "./memories"
 // storeEnv is the environment variable that names the store.
 const storeEnv = "CLOUDMEM_STORE"
 
-// A command is one subcommand. Adding one means adding its file and a line
-// in commands.
-type command struct {
-	name    string
-	summary string // one line for the global usage
-	run     func(c *cli, args []string) int
-}
+// constructors are the registered commands, in the order of registration
+// (help lists them sorted by name).
+var constructors []func(*app) *cobra.Command
 
-// commands lists the subcommands in the order the usage shows them.
-var commands = []command{
-	{"exec", "run memory commands read from stdin, one JSON object per line", runExec},
-	{"demo", "run a short scripted session against the store, printing each step", runDemo},
-	{"view", "print a memory file or directory", runView},
-	{"ls", "list a memory directory, with sizes", runLs},
-	{"cat", "write a memory file to stdout, byte for byte", runCat},
-	{"put", "create a memory file from a file or stdin", runPut},
-	{"rm", "delete a memory file or directory", runRm},
-	{"mv", "rename a memory file or directory", runMv},
-	{"export", "write every memory file to a directory or a tar stream", runExport},
-	{"import", "store the files of a directory or a tar stream as memory files", runImport},
-	{"copy", "copy a whole store to another store, and verify the copy", runCopy},
-	{"keygen", "write a new age identity file and print its recipient", runKeygen},
-	{"rekey", "re-encrypt every object of a store to new age recipients", runRekey},
-	{"version", "print the version of cloudmem", runVersion},
-	{"chat", "chat with Claude, which keeps its memory in the store", runChat},
+// register adds a command to the program. It is meant to be called from
+// the init function of the command's file.
+func register(newCmd func(*app) *cobra.Command) {
+	constructors = append(constructors, newCmd)
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
 }
 
-// cli is what a command runs with: its streams, its environment and the
-// global flags.
-type cli struct {
-	ctx    context.Context
+// app is what a command runs with: its streams, its environment and the
+// global flags. One app serves one run of the program.
+type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
-	store  string // the store URL, resolved from --store, $CLOUDMEM_STORE or the default
+
+	storeFlag string   // --store, "" when not given
+	mounts    []string // --mount NAME=URL, in order (mount.go)
+	verbose   bool     // --verbose
 }
 
-// run is the whole program: it parses the global flags, then runs the
-// subcommand, and returns the exit code.
+// run is the whole program: it parses the command line, runs the command
+// and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	c := &cli{ctx: context.Background(), stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	fs := flag.NewFlagSet("cloudmem", flag.ContinueOnError)
-	store := fs.String("store", "", "the store `URL` (default $"+storeEnv+", else "+defaultStore+")")
-	if code, done := c.parse(fs, args, globalUsage); done {
-		return code
-	}
-	c.store = *store
-	if c.store == "" {
-		c.store = getenv(storeEnv)
-	}
-	if c.store == "" {
-		c.store = defaultStore
-	}
-	if fs.NArg() == 0 {
-		return c.usageError(fs, globalUsage, errors.New("no command given"))
-	}
-	name := fs.Arg(0)
-	for _, cmd := range commands {
-		if cmd.name == name {
-			return cmd.run(c, fs.Args()[1:])
-		}
-	}
-	return c.usageError(fs, globalUsage, fmt.Errorf("unknown command %q", name))
+	return runContext(context.Background(), args, stdin, stdout, stderr, getenv)
 }
 
-// globalUsage writes the top-level help.
-func globalUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "cloudmem runs the commands of Claude's memory tool against a store.\n\n")
-	fmt.Fprintf(w, "Usage:\n  cloudmem [--store URL] COMMAND [ARGS]\n\nCommands:\n")
-	for _, cmd := range commands {
-		fmt.Fprintf(w, "  %-6s %s\n", cmd.name, cmd.summary)
+// runContext is run with a context that ends the command when done.
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
 	}
-	fmt.Fprintf(w, "\nFlags:\n")
-	printDefaults(w, fs)
-	fmt.Fprintf(w, "\nThe store is --store URL, else $%s, else %s (a local directory).\n", storeEnv, defaultStore)
-	fmt.Fprintf(w, "Run 'cloudmem COMMAND --help' for a command's own flags.\n")
-}
-
-// parse parses args with fs. When parsing ends the program (help was asked
-// for, or the flags are wrong) it reports done and the exit code, having
-// written the usage to stdout (help) or the error and the usage to stderr.
-func (c *cli) parse(fs *flag.FlagSet, args []string, usage func(io.Writer, *flag.FlagSet)) (code int, done bool) {
-	fs.SetOutput(io.Discard) // errors are reported below, once
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		return exitOK, false
-	case errors.Is(err, flag.ErrHelp):
-		usage(c.stdout, fs)
-		return exitOK, true
-	default:
-		return c.usageError(fs, usage, err), true
+	if cmd == nil {
+		cmd = root
 	}
-}
-
-// parseArgs parses args with fs, letting flags and positional arguments
-// come in any order ("put PATH FILE --force"), and returns the positional
-// ones, which checkArgs checks against names. Everything after "--" is
-// positional. When parsing ends the program (help, bad flags, positional
-// arguments that do not fit) it reports done and the exit code, as parse
-// does.
-func (c *cli) parseArgs(fs *flag.FlagSet, args []string, usage func(io.Writer, *flag.FlagSet), names ...string) (pos []string, code int, done bool) {
-	for {
-		if code, done := c.parse(fs, args, usage); done {
-			return nil, code, true
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			pos = append(pos, rest...)
-			break
-		}
-		if len(rest) == 0 {
-			break
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
+	if ue, ok := errors.AsType[*usageError](err); ok {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), ue.err)
+		fmt.Fprintf(stderr, "Usage: %s\n", cmd.UseLine())
+		fmt.Fprintf(stderr, "Run '%s --help' for more.\n", cmd.CommandPath())
+		return exitUsage
 	}
-	if code, done := c.checkArgs(fs, usage, pos, names...); done {
-		return nil, code, true
+	for line := range strings.Lines(a.describe(err)) {
+		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), strings.TrimSuffix(line, "\n"))
 	}
-	return pos, exitOK, false
-}
-
-// checkArgs checks a command's positional arguments pos against names,
-// those the command takes, in order: NAME is required, [NAME] optional
-// (after the required ones), and a name may carry a hint after a space:
-// "DIR (- reads a tar stream from stdin)". Too few arguments is a usage
-// error naming the missing required ones, then their hints: "no PATH
-// given", "no OLD and NEW given". Too many is one naming the first extra
-// argument: `unexpected argument "x"`. When the arguments do not fit it
-// reports done and the exit code, as parse does.
-func (c *cli) checkArgs(fs *flag.FlagSet, usage func(io.Writer, *flag.FlagSet), pos []string, names ...string) (code int, done bool) {
-	var missing, hints []string
-	for _, name := range names[min(len(pos), len(names)):] {
-		if strings.HasPrefix(name, "[") {
-			break // optional, and so are the rest
-		}
-		name, hint, _ := strings.Cut(name, " ")
-		missing = append(missing, name)
-		if hint != "" {
-			hints = append(hints, hint)
-		}
-	}
-	if len(missing) > 0 {
-		msg := "no " + strings.Join(missing, " and ") + " given"
-		for _, hint := range hints {
-			msg += " " + hint
-		}
-		return c.usageError(fs, usage, errors.New(msg)), true
-	}
-	if len(pos) > len(names) {
-		return c.usageError(fs, usage, fmt.Errorf("unexpected argument %q", pos[len(names)])), true
-	}
-	return exitOK, false
-}
-
-// usageError reports err and the usage on stderr and returns exitUsage.
-func (c *cli) usageError(fs *flag.FlagSet, usage func(io.Writer, *flag.FlagSet), err error) int {
-	fmt.Fprintf(c.stderr, "%s: %v\n\n", fs.Name(), err) // "cloudmem view: ..."
-	usage(c.stderr, fs)
-	return exitUsage
-}
-
-// printDefaults writes fs's flags, or "  (none)".
-func printDefaults(w io.Writer, fs *flag.FlagSet) {
-	var b strings.Builder
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	if b.Len() == 0 {
-		b.WriteString("  (none)\n")
-	}
-	io.WriteString(w, b.String())
-}
-
-// subcommandUsage returns a usage function for a subcommand: its synopsis,
-// what it does, and its flags.
-func subcommandUsage(synopsis, about string) func(io.Writer, *flag.FlagSet) {
-	return func(w io.Writer, fs *flag.FlagSet) {
-		fmt.Fprintf(w, "Usage: cloudmem [--store URL] %s\n\n%s\n\nFlags:\n", synopsis, about)
-		printDefaults(w, fs)
-	}
-}
-
-// openHandler opens the configured store and returns a Handler over it.
-// Storage failures are logged to stderr.
-func (c *cli) openHandler() (*memory.Handler, error) {
-	store, err := storeurl.Open(c.ctx, c.store)
-	if err != nil {
-		return nil, err
-	}
-	return memory.New(store, memory.Options{
-		Logger: slog.New(slog.NewTextHandler(c.stderr, nil)),
-	})
-}
-
-// fail reports err on stderr under the command's name and returns exitFail.
-func (c *cli) fail(name string, err error) int {
-	fmt.Fprintf(c.stderr, "cloudmem %s: %v\n", name, err)
 	return exitFail
+}
+
+// rootCmd builds the command tree: the global flags and every registered
+// command.
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cloudmem COMMAND [ARGS]",
+		Short: "Run the commands of Claude's memory tool against a store",
+		Long: "cloudmem runs the commands of Claude's memory tool against a store: a local directory,\n" +
+			"a bucket (s3://, gs://, azblob://), Redis (redis://), optionally encrypted (encrypt=age).\n\n" +
+			"The store is --store URL, else $" + storeEnv + ", else " + defaultStore + " (a local directory).",
+		Version: versionLine(buildInfo()),
+		// The root runs only when no command matched: it reports what is
+		// wrong, with suggestions for a mistyped name.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("no command given")
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+			}
+			return usageErrorf("%s", msg)
+		},
+		SilenceErrors:              true, // runContext reports errors, once
+		SilenceUsage:               true,
+		DisableFlagsInUseLine:      true,
+		SuggestionsMinimumDistance: 2,
+	}
+	// The root's synopsis is its Use line alone: "cloudmem COMMAND [ARGS]",
+	// not also "cloudmem [command]".
+	tmpl := root.UsageTemplate()
+	tmpl = strings.Replace(tmpl, "Usage:{{if .Runnable}}", "Usage:{{if not .HasParent}}\n  {{.UseLine}}{{else}}{{if .Runnable}}", 1)
+	tmpl = strings.Replace(tmpl, "{{.CommandPath}} [command]{{end}}", "{{.CommandPath}} [command]{{end}}{{end}}", 1)
+	root.SetUsageTemplate(tmpl)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	flags := root.PersistentFlags()
+	flags.StringVar(&a.storeFlag, "store", "", "the store `URL` (default $"+storeEnv+", else "+defaultStore+")")
+	flags.BoolVarP(&a.verbose, "verbose", "v", false, "print the full error and the storage details on failure")
+	a.addMountFlag(root)
+	for _, newCmd := range constructors {
+		cmd := newCmd(a)
+		cmd.DisableFlagsInUseLine = true
+		root.AddCommand(cmd)
+	}
+	return root
+}
+
+// buildInfo returns the binary's build information, or nil.
+func buildInfo() *debug.BuildInfo {
+	info, _ := debug.ReadBuildInfo()
+	return info
+}
+
+// usageError is a bad command line: runContext prints it with the
+// command's synopsis and exits with exitUsage.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usageErrorf returns a usage error with the formatted message.
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// positional returns the check of a command's positional arguments against
+// names, those the command takes, in order: NAME is required, [NAME]
+// optional (after the required ones), and a name may carry a hint after a
+// space: "DIR (- reads a tar stream from stdin)". Too few arguments is a
+// usage error naming the missing required ones, then their hints: "no PATH
+// given", "no OLD and NEW given". Too many is one naming the first extra
+// argument: `unexpected argument "x"`.
+func positional(names ...string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, pos []string) error {
+		var missing, hints []string
+		for _, name := range names[min(len(pos), len(names)):] {
+			if strings.HasPrefix(name, "[") {
+				break // optional, and so are the rest
+			}
+			name, hint, _ := strings.Cut(name, " ")
+			missing = append(missing, name)
+			if hint != "" {
+				hints = append(hints, hint)
+			}
+		}
+		if len(missing) > 0 {
+			msg := "no " + strings.Join(missing, " and ") + " given"
+			for _, hint := range hints {
+				msg += " " + hint
+			}
+			return usageErrorf("%s", msg)
+		}
+		if len(pos) > len(names) {
+			return usageErrorf("unexpected argument %q", pos[len(names)])
+		}
+		return nil
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -56,56 +57,74 @@ func cloudmem(args []string, stdin string, env map[string]string) (code int, std
 	return code, out.String(), errOut.String()
 }
 
-const globalUsageText = `cloudmem runs the commands of Claude's memory tool against a store.
+// usageErr is the whole stderr of a usage error of the command path cmd
+// ("" for the root, "view"), whose synopsis is use: the message, the
+// synopsis, and where to read more.
+func usageErr(cmd, msg, use string) string {
+	path := strings.TrimSpace("cloudmem " + cmd)
+	return path + ": " + msg + "\nUsage: cloudmem " + use + "\nRun '" + path + " --help' for more.\n"
+}
 
-Usage:
-  cloudmem [--store URL] COMMAND [ARGS]
+// globalFlags is the "Global Flags" section of every command's help: the
+// persistent flags of the root, aligned.
+func globalFlags() string {
+	a := &app{getenv: func(string) string { return "" }}
+	return "Global Flags:\n" + a.rootCmd().PersistentFlags().FlagUsages()
+}
 
-Commands:
-  exec   run memory commands read from stdin, one JSON object per line
-  demo   run a short scripted session against the store, printing each step
-  view   print a memory file or directory
-  ls     list a memory directory, with sizes
-  cat    write a memory file to stdout, byte for byte
-  put    create a memory file from a file or stdin
-  rm     delete a memory file or directory
-  mv     rename a memory file or directory
-  export write every memory file to a directory or a tar stream
-  import store the files of a directory or a tar stream as memory files
-  copy   copy a whole store to another store, and verify the copy
-  keygen write a new age identity file and print its recipient
-  rekey  re-encrypt every object of a store to new age recipients
-  version print the version of cloudmem
-  chat   chat with Claude, which keeps its memory in the store
+// commandHelp is the whole help of a command: about, its synopsis, its own
+// flags (aligned, with -h), and the global flags.
+func commandHelp(about, use, flags string) string {
+	return about + "\n\nUsage:\n  cloudmem " + use + "\n\nFlags:\n" + flags + "\n" + globalFlags()
+}
 
-Flags:
-  -store URL
-    	the store URL (default $CLOUDMEM_STORE, else ./memories)
-
-The store is --store URL, else $CLOUDMEM_STORE, else ./memories (a local directory).
-Run 'cloudmem COMMAND --help' for a command's own flags.
-`
-
-const viewUsageText = `Usage: cloudmem [--store URL] view PATH [--range A,B]
-
-Prints the memory file or directory PATH (/memories or a path under it), as the model sees it.
-
-Flags:
-  -range A,B
-    	show only lines A,B of a file (B = -1: to the end)
-`
-
-const execUsageText = `Usage: cloudmem [--store URL] exec < commands.jsonl
-
-Reads memory commands (the input JSON of a tool_use block), one per line, from stdin,
+const execHelpAbout = `Reads memory commands (the input JSON of a tool_use block), one per line, from stdin,
 and writes one result per line to stdout, in the same order:
   {"content":"<text>","is_error":false}
 An image result's content is an array with one image block. A line that is not a valid
-command gets an error result and the next line runs.
+command gets an error result and the next line runs.`
 
-Flags:
-  (none)
+var execHelp = commandHelp(execHelpAbout, "exec [--actor NAME] < commands.jsonl",
+	`      --actor NAME   the NAME the store's history records as the author of the changes (default user@host)
+  -h, --help         help for exec
+`)
+
+var viewHelp = commandHelp("Prints the memory file or directory PATH (/memories or a path under it), as the model sees it.",
+	"view PATH [--range A,B]",
+	`  -h, --help        help for view
+      --range A,B   show only lines A,B of a file (B = -1: to the end)
+`)
+
+const rootUse = "COMMAND [ARGS]"
+
+// TestRootHelp checks the head of the top-level help and that it lists
+// every command, each with its summary, aligned.
+func TestRootHelp(t *testing.T) {
+	code, stdout, stderr := cloudmem([]string{"--help"}, "", nil)
+	const head = `cloudmem runs the commands of Claude's memory tool against a store: a local directory,
+a bucket (s3://, gs://, azblob://), Redis (redis://), optionally encrypted (encrypt=age).
+
+The store is --store URL, else $CLOUDMEM_STORE, else ./memories (a local directory).
+
+Usage:
+  cloudmem COMMAND [ARGS]
+
+Available Commands:
 `
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, head) {
+		t.Fatalf("cloudmem --help = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout starting with:\n%s", code, stdout, stderr, head)
+	}
+	root := (&app{getenv: func(string) string { return "" }}).rootCmd()
+	for _, cmd := range root.Commands() {
+		line := fmt.Sprintf("\n  %-11s %s\n", cmd.Name(), cmd.Short)
+		if cmd.Name() != "completion" && cmd.Name() != "help" && !strings.Contains(stdout, line) {
+			t.Errorf("the help lacks the line %q", line)
+		}
+	}
+	if code, short, _ := cloudmem([]string{"-h"}, "", nil); code != 0 || short != stdout {
+		t.Errorf("cloudmem -h = %d and another text than --help", code)
+	}
+}
 
 func TestUsage(t *testing.T) {
 	for _, tc := range []struct {
@@ -113,22 +132,23 @@ func TestUsage(t *testing.T) {
 		code           int
 		stdout, stderr string
 	}{
-		{[]string{"--help"}, 0, globalUsageText, ""},
-		{[]string{"-h"}, 0, globalUsageText, ""},
-		{nil, 2, "", "cloudmem: no command given\n\n" + globalUsageText},
-		{[]string{"--store", "mem://"}, 2, "", "cloudmem: no command given\n\n" + globalUsageText},
-		{[]string{"frobnicate"}, 2, "", "cloudmem: unknown command \"frobnicate\"\n\n" + globalUsageText},
-		{[]string{"--colour", "exec"}, 2, "", "cloudmem: flag provided but not defined: -colour\n\n" + globalUsageText},
-		{[]string{"--store"}, 2, "", "cloudmem: flag needs an argument: -store\n\n" + globalUsageText},
-		{[]string{"exec", "--help"}, 0, execUsageText, ""},
-		{[]string{"exec", "now"}, 2, "", "cloudmem exec: unexpected argument \"now\"\n\n" + execUsageText},
-		{[]string{"view", "--help"}, 0, viewUsageText, ""},
-		{[]string{"view", "/memories", "--help"}, 0, viewUsageText, ""},
-		{[]string{"view"}, 2, "", "cloudmem view: no PATH given\n\n" + viewUsageText},
-		{[]string{"view", "/memories", "/memories/a"}, 2, "", "cloudmem view: unexpected argument \"/memories/a\"\n\n" + viewUsageText},
-		{[]string{"view", "--range", "1", "/memories/a"}, 2, "", "cloudmem view: --range \"1\": want two integers A,B, such as 1,20\n\n" + viewUsageText},
-		{[]string{"view", "/memories/a", "--range", "1,x"}, 2, "", "cloudmem view: --range \"1,x\": want two integers A,B, such as 1,20\n\n" + viewUsageText},
-		{[]string{"view", "/memories/a", "--range"}, 2, "", "cloudmem view: flag needs an argument: -range\n\n" + viewUsageText},
+		{nil, 2, "", usageErr("", "no command given", rootUse)},
+		{[]string{"--store", "mem://"}, 2, "", usageErr("", "no command given", rootUse)},
+		{[]string{"frobnicate"}, 2, "", usageErr("", `unknown command "frobnicate"`, rootUse)},
+		{[]string{"exce"}, 2, "", usageErr("", `unknown command "exce"; did you mean exec?`, rootUse)},
+		{[]string{"--colour", "exec"}, 2, "", usageErr("", "unknown flag: --colour", rootUse)},
+		{[]string{"--store"}, 2, "", usageErr("", "flag needs an argument: --store", rootUse)},
+		{[]string{"exec", "--help"}, 0, execHelp, ""},
+		{[]string{"help", "exec"}, 0, execHelp, ""},
+		{[]string{"exec", "now"}, 2, "", usageErr("exec", `unexpected argument "now"`, "exec [--actor NAME] < commands.jsonl")},
+		{[]string{"exec", "--store"}, 2, "", usageErr("exec", "flag needs an argument: --store", "exec [--actor NAME] < commands.jsonl")},
+		{[]string{"view", "--help"}, 0, viewHelp, ""},
+		{[]string{"view", "/memories", "--help"}, 0, viewHelp, ""},
+		{[]string{"view"}, 2, "", usageErr("view", "no PATH given", "view PATH [--range A,B]")},
+		{[]string{"view", "/memories", "/memories/a"}, 2, "", usageErr("view", `unexpected argument "/memories/a"`, "view PATH [--range A,B]")},
+		{[]string{"view", "--range", "1", "/memories/a"}, 2, "", usageErr("view", `--range "1": want two integers A,B, such as 1,20`, "view PATH [--range A,B]")},
+		{[]string{"view", "/memories/a", "--range", "1,x"}, 2, "", usageErr("view", `--range "1,x": want two integers A,B, such as 1,20`, "view PATH [--range A,B]")},
+		{[]string{"view", "/memories/a", "--range"}, 2, "", usageErr("view", "flag needs an argument: --range", "view PATH [--range A,B]")},
 	} {
 		code, stdout, stderr := cloudmem(tc.args, "", nil)
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
@@ -138,19 +158,38 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-func TestDemoHelp(t *testing.T) {
-	code, stdout, stderr := cloudmem([]string{"demo", "-help"}, "", nil)
-	want := `Usage: cloudmem [--store URL] demo
-
-Runs a short memory session (view, create, str_replace, insert, view, rename, view, delete)
-in /memories/cloudmem-demo of the store, printing each command and its result.
-The directory is deleted at the end, so the demo can run again.
-
-Flags:
-  (none)
-`
+// TestVersionFlag checks that --version prints what the version command
+// prints.
+func TestVersionFlag(t *testing.T) {
+	want := versionLine(buildInfo()) + "\n"
+	code, stdout, stderr := cloudmem([]string{"--version"}, "", nil)
 	if code != 0 || stdout != want || stderr != "" {
-		t.Errorf("cloudmem demo -help = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
+		t.Errorf("cloudmem --version = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
+	}
+}
+
+// TestCompletion checks that a shell completion script is generated and
+// that the completion of a command name offers the commands.
+func TestCompletion(t *testing.T) {
+	code, stdout, stderr := cloudmem([]string{"completion", "bash"}, "", nil)
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "# bash completion V2 for cloudmem") {
+		t.Errorf("cloudmem completion bash = %d, stderr %q, stdout starting %q", code, stderr, stdout[:min(len(stdout), 60)])
+	}
+	code, stdout, stderr = cloudmem([]string{"__complete", "ex"}, "", nil)
+	want := "exec\tRun memory commands read from stdin, one JSON object per line\n" +
+		"export\tWrite every memory file to a directory or a tar stream\n:4\n"
+	if code != 0 || stdout != want {
+		t.Errorf("cloudmem __complete ex = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
+	}
+}
+
+func TestDemoHelp(t *testing.T) {
+	code, stdout, stderr := cloudmem([]string{"demo", "--help"}, "", nil)
+	want := commandHelp(`Runs a short memory session (view, create, str_replace, insert, view, rename, view, delete)
+in a new directory /memories/cloudmem-demo-XXXXXXXX of the store, printing each command and
+its result. The demo deletes the directory at the end and touches nothing else.`, "demo", "  -h, --help   help for demo\n")
+	if code != 0 || stdout != want || stderr != "" {
+		t.Errorf("cloudmem demo --help = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
 	}
 }
 
@@ -171,6 +210,7 @@ func TestStoreChoice(t *testing.T) {
 		{[]string{"view", "/memories"}, map[string]string{storeEnv: bad}, 1, "", badErr},
 		{[]string{"--store", "mem://", "view", "/memories"}, map[string]string{storeEnv: bad}, 0, root, ""},
 		{[]string{"--store=mem://", "view", "/memories"}, map[string]string{storeEnv: bad}, 0, root, ""},
+		{[]string{"view", "/memories", "--store", "mem://"}, map[string]string{storeEnv: bad}, 0, root, ""},
 	} {
 		code, stdout, stderr := cloudmem(tc.args, "", tc.env)
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {

@@ -1,21 +1,28 @@
 package main
 
 import (
-	"flag"
+	"github.com/spf13/cobra"
 
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// runMv implements "cloudmem mv OLD NEW": the handler's rename command, for
-// a file or a whole directory. NEW must not exist.
-func runMv(c *cli, args []string) int {
-	fs := flag.NewFlagSet("cloudmem mv", flag.ContinueOnError)
-	usage := subcommandUsage("mv OLD NEW",
-		"Renames the memory file or directory OLD to NEW, which must not exist.")
-	pos, code, done := c.parseArgs(fs, args, usage, "OLD", "NEW")
-	if done {
-		return code
+func init() { register(newMvCmd) }
+
+// newMvCmd is "cloudmem mv OLD NEW": the handler's rename command, for a
+// file or a whole directory. NEW must not exist.
+func newMvCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mv OLD NEW",
+		Short: "Rename a memory file or directory",
+		Long:  "Renames the memory file or directory OLD to NEW, which must not exist.",
+		Args:  positional("OLD", "NEW"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, done, err := a.openHandler(cmd.Context(), readWrite, memory.Options{})
+			if err != nil {
+				return err
+			}
+			defer done()
+			return a.printResult(h.Rename(cmd.Context(), args[0], args[1]))
+		},
 	}
-	input := map[string]any{"command": "rename", "old_path": pos[0], "new_path": pos[1]}
-	return c.runMemoryCommand("mv", memory.Options{}, input)
 }

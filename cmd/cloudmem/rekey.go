@@ -1,19 +1,22 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"filippo.io/age"
+	"github.com/spf13/cobra"
+
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/crypt"
-	"github.com/cloudmem/cloudmem/storeurl"
 )
 
-// runRekey implements "cloudmem rekey --to-recipients age1...,...": it
+func init() { register(newRekeyCmd) }
+
+// newRekeyCmd is "cloudmem rekey --to-recipients age1...,...": it
 // re-encrypts every object of an encrypted store to a new recipient set
 // with crypt.Rekey (one compare-and-swap per object, so a concurrent writer
 // is never overwritten; objects already encrypted to the new set are
@@ -24,68 +27,75 @@ import (
 // encryption parameters, and takes the identity for reading from
 // --identity-file (which may be repeated), else from the URL's
 // age_identity_file, else from $CLOUDMEM_AGE_IDENTITY.
-func runRekey(c *cli, args []string) int {
-	fs := flag.NewFlagSet("cloudmem rekey", flag.ContinueOnError)
-	to := fs.String("to-recipients", "", "the new recipients: comma-separated age public keys `age1...,age1...` (required)")
-	var identityFiles []string
-	fs.Func("identity-file", "an age identity `FILE` that reads the store's objects (may be repeated)", func(s string) error {
-		identityFiles = append(identityFiles, s)
-		return nil
-	})
-	usage := subcommandUsage("rekey --to-recipients age1...,age1... [--identity-file FILE]...",
-		"Re-encrypts every object of the encrypted store to the new recipients, one object at a time\n"+
-			"with a compare-and-swap write, so that a concurrent writer is never overwritten. Objects\n"+
-			"already encrypted to the new recipients are skipped: after an interruption, run it again.\n"+
-			"The store URL may carry encrypt=age or not. The objects are read with the identities of\n"+
-			"--identity-file, else of the URL's age_identity_file, else of $"+crypt.EnvIdentity+";\n"+
-			"to resume a rekey to recipients that leave the old key out, give the new identity too.\n"+
-			"Afterwards, open the store with the new keys (age_recipients, age_identity_file).")
-	if _, code, done := c.parseArgs(fs, args, usage); done {
-		return code
+func newRekeyCmd(a *app) *cobra.Command {
+	var (
+		to            string
+		identityFiles []string
+	)
+	cmd := &cobra.Command{
+		Use:   "rekey --to-recipients age1...,age1... [--identity-file FILE]...",
+		Short: "Re-encrypt every object of a store to new age recipients",
+		Long: "Re-encrypts every object of the encrypted store to the new recipients, one object at a time\n" +
+			"with a compare-and-swap write, so that a concurrent writer is never overwritten. Objects\n" +
+			"already encrypted to the new recipients are skipped: after an interruption, run it again.\n" +
+			"The store URL may carry encrypt=age or not. The objects are read with the identities of\n" +
+			"--identity-file, else of the URL's age_identity_file, else of $" + crypt.EnvIdentity + ";\n" +
+			"to resume a rekey to recipients that leave the old key out, give the new identity too.\n" +
+			"Afterwards, open the store with the new keys (age_recipients, age_identity_file).",
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if to == "" {
+				return usageErrorf("no --to-recipients given")
+			}
+			recipients, err := crypt.ParseRecipients(strings.Split(to, ",")...)
+			if err != nil {
+				return usageErrorf("--to-recipients: %w", err)
+			}
+			return a.rekey(cmd.Context(), recipients, identityFiles)
+		},
 	}
-	if *to == "" {
-		return c.usageError(fs, usage, errors.New("no --to-recipients given"))
-	}
-	recipients, err := crypt.ParseRecipients(strings.Split(*to, ",")...)
+	cmd.Flags().StringVar(&to, "to-recipients", "", "the new recipients: comma-separated age public keys `age1...,age1...` (required)")
+	cmd.Flags().StringArrayVar(&identityFiles, "identity-file", nil, "an age identity `FILE` that reads the store's objects (may be repeated)")
+	return cmd
+}
+
+func (a *app) rekey(ctx context.Context, recipients []age.Recipient, identityFiles []string) error {
+	inner, urlIdentity, err := withoutEncryption(a.storeURL())
 	if err != nil {
-		return c.usageError(fs, usage, fmt.Errorf("--to-recipients: %w", err))
-	}
-	inner, urlIdentity, err := withoutEncryption(c.store)
-	if err != nil {
-		return c.fail("rekey", err)
+		return err
 	}
 	if len(identityFiles) == 0 && urlIdentity != "" {
 		identityFiles = []string{urlIdentity}
 	}
-	ids, err := c.identities(identityFiles)
+	ids, err := a.identities(identityFiles)
 	if err != nil {
-		return c.fail("rekey", err)
+		return err
 	}
-	store, err := storeurl.Open(c.ctx, inner)
+	store, err := a.openURL(ctx, inner, readWrite)
 	if err != nil {
-		return c.fail("rekey", err)
+		return err
 	}
 	defer blob.Close(store)
 
-	p := c.progress()
+	p := a.progress()
 	total := 0
-	err = crypt.Rekey(c.ctx, store, crypt.Config{Identities: ids}, crypt.Config{Recipients: recipients},
+	err = crypt.Rekey(ctx, store, crypt.Config{Identities: ids}, crypt.Config{Recipients: recipients},
 		func(done, n int) {
 			total = n
 			p.show(done == n, "rekey: %d/%d objects", done, n)
 		})
 	p.end()
 	if err != nil {
-		return c.fail("rekey", err)
+		return err
 	}
-	fmt.Fprintf(c.stdout, "rekey done: %s, each encrypted to %s\n",
+	fmt.Fprintf(a.stdout, "rekey done: %s, each encrypted to %s\n",
 		plural(total, "object"), plural(len(recipients), "recipient"))
-	return exitOK
+	return nil
 }
 
 // identities loads the identities of files, or when there are none those
 // of $CLOUDMEM_AGE_IDENTITY.
-func (c *cli) identities(files []string) ([]age.Identity, error) {
+func (a *app) identities(files []string) ([]age.Identity, error) {
 	var ids []age.Identity
 	for _, name := range files {
 		more, err := crypt.LoadIdentities(name)
@@ -97,7 +107,7 @@ func (c *cli) identities(files []string) ([]age.Identity, error) {
 	if len(ids) > 0 {
 		return ids, nil
 	}
-	text := c.getenv(crypt.EnvIdentity)
+	text := a.getenv(crypt.EnvIdentity)
 	if strings.TrimSpace(text) == "" {
 		return nil, fmt.Errorf("no identity to read the store with: give --identity-file FILE, "+
 			"age_identity_file in the store URL, or set $%s", crypt.EnvIdentity)
@@ -147,23 +157,4 @@ func withoutEncryption(rawURL string) (inner, identityFile string, err error) {
 	}
 	u.RawQuery = query.Encode()
 	return u.String(), identityFile, nil
-}
-
-// hasScheme reports whether s starts with a URL scheme and ':', the rule by
-// which storeurl tells a URL from a plain path: a letter, then letters,
-// digits, '+', '-' or '.'.
-func hasScheme(s string) bool {
-	i := strings.IndexByte(s, ':')
-	if i <= 0 {
-		return false
-	}
-	for j, r := range s[:i] {
-		switch {
-		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
-		case j > 0 && ('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.'):
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -1,24 +1,29 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-// runVersion implements "cloudmem version": one line with the module
-// version, the VCS revision the binary was built from (when the build
-// recorded it) and the Go version.
-func runVersion(c *cli, args []string) int {
-	fs := flag.NewFlagSet("cloudmem version", flag.ContinueOnError)
-	usage := plainUsage("version", "Prints the version of cloudmem, the revision it was built from, and the Go version.")
-	if _, code, done := c.parseArgs(fs, args, usage); done {
-		return code
+func init() { register(newVersionCmd) }
+
+// newVersionCmd is "cloudmem version" (also "cloudmem --version"): one line
+// with the module version, the VCS revision the binary was built from (when
+// the build recorded it) and the Go version.
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of cloudmem",
+		Long:  "Prints the version of cloudmem, the revision it was built from, and the Go version.",
+		Args:  positional(),
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintln(a.stdout, versionLine(buildInfo()))
+			return err
+		},
 	}
-	info, _ := debug.ReadBuildInfo() // nil when the binary has none
-	fmt.Fprintln(c.stdout, versionLine(info))
-	return exitOK
 }
 
 // versionLine describes a build: "cloudmem v1.2.0 (go1.26.0)", or for a

@@ -27,11 +27,11 @@ func TestView(t *testing.T) {
 		{[]string{"view", "/memories/notes/"}, 0,
 			"Here're the files and directories up to 2 levels deep in /memories/notes, excluding hidden items and node_modules:\n14B\t/memories/notes\n14B\t/memories/notes/a.md\n", ""},
 		{[]string{"view", "/memories/notes/a.md", "--range", "7,9"}, 1, "",
-			"Error: Invalid `view_range` parameter: [7, 9]. The file /memories/notes/a.md has 4 lines\n"},
+			"cloudmem view: Invalid `view_range` parameter: [7, 9]. The file /memories/notes/a.md has 4 lines\n"},
 		{[]string{"view", "/memories/nope"}, 1, "",
-			"Error: The path /memories/nope does not exist. Please provide a valid path.\n"},
+			"cloudmem view: The path /memories/nope does not exist. Please provide a valid path.\n"},
 		{[]string{"view", "/etc/passwd"}, 1, "",
-			"Error: Path must start with /memories, got: /etc/passwd\n"},
+			"cloudmem view: Path must start with /memories, got: /etc/passwd\n"},
 	} {
 		args := append([]string{"--store", store}, tc.args...)
 		code, stdout, stderr := cloudmem(args, "", nil)

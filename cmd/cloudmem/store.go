@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/storeurl"
+)
+
+// access says what a command does with a store.
+type access int
+
+const (
+	// readWrite: the command may write; a missing local directory is
+	// created when first written.
+	readWrite access = iota
+	// readOnly: the command only reads. The store is opened read-only
+	// (blob.ReadOnly) and must exist: a local directory that is missing is
+	// an error (errNoStore), never created.
+	readOnly
+)
+
+// errNoStore is the error of a read-only use of a local directory that does
+// not exist.
+var errNoStore = errors.New("the store does not exist")
+
+// storeURL returns the configured store: --store, else $CLOUDMEM_STORE,
+// else defaultStore.
+func (a *app) storeURL() string {
+	switch {
+	case a.storeFlag != "":
+		return a.storeFlag
+	case a.getenv(storeEnv) != "":
+		return a.getenv(storeEnv)
+	}
+	return defaultStore
+}
+
+// openStore opens the configured store (see storeURL) for acc. The caller
+// closes it with blob.Close.
+func (a *app) openStore(ctx context.Context, acc access) (blob.Store, error) {
+	if len(a.mounts) > 0 {
+		return a.openMounts(ctx, acc) // mount.go
+	}
+	return a.openURL(ctx, a.storeURL(), acc)
+}
+
+// openURL opens the store rawURL names for acc (see access). The caller
+// closes it with blob.Close. A bare path holding '?' or '#' is refused:
+// storeurl takes a bare path literally, so its parameters would be silently
+// ignored (a plain store where encrypt=age was meant).
+func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Store, error) {
+	if err := checkBarePath(rawURL); err != nil {
+		return nil, err
+	}
+	if acc == readOnly {
+		if dir, ok := localDir(rawURL); ok {
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%w: no directory %s", errNoStore, dir)
+			}
+		}
+	}
+	s, err := storeurl.Open(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if acc == readOnly {
+		s = blob.ReadOnly(s)
+	}
+	return s, nil
+}
+
+// openHandler opens the configured store for acc and returns a Handler over
+// it with opts (its Logger set to a.logger()), and the function that closes
+// the store.
+func (a *app) openHandler(ctx context.Context, acc access, opts memory.Options) (*memory.Handler, func(), error) {
+	s, err := a.openStore(ctx, acc)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := a.handler(s, opts)
+	if err != nil {
+		blob.Close(s)
+		return nil, nil, err
+	}
+	return h, func() { blob.Close(s) }, nil
+}
+
+// handler returns a Handler over s with opts and the app's logger.
+func (a *app) handler(s blob.Store, opts memory.Options) (*memory.Handler, error) {
+	opts.Logger = a.logger()
+	return memory.New(s, opts)
+}
+
+// logger returns where the memory handler logs the details of storage
+// failures: stderr with --verbose, nowhere otherwise (the error line says
+// what failed).
+func (a *app) logger() *slog.Logger {
+	if a.verbose {
+		return slog.New(slog.NewTextHandler(a.stderr, nil))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// checkBarePath refuses a bare path (a store string without a scheme) that
+// holds '?' or '#', and shows the file: URL meant.
+func checkBarePath(raw string) error {
+	if hasScheme(raw) || !strings.ContainsAny(raw, "?#") {
+		return nil
+	}
+	return fmt.Errorf("the store path %q holds '?' or '#': a plain path takes no parameters; "+
+		"write the store as a URL, file:%s (and escape a '?' or '#' that is part of the directory's name as %%3F or %%23)",
+		raw, raw)
+}
+
+// localDir returns the directory of a store on the local file system: a
+// bare path, or the path of a file: URL (file:rel, file:///abs). ok is
+// false for every other store, and for a file: URL that does not parse
+// (storeurl reports that).
+func localDir(raw string) (dir string, ok bool) {
+	if !hasScheme(raw) {
+		return raw, raw != ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !strings.EqualFold(u.Scheme, "file") {
+		return "", false
+	}
+	if u.Opaque != "" {
+		dir, err := url.PathUnescape(u.Opaque)
+		return dir, err == nil && dir != ""
+	}
+	return u.Path, u.Path != ""
+}
+
+// hasScheme reports whether s starts with a URL scheme and ':', the rule by
+// which storeurl tells a URL from a plain path: a letter, then letters,
+// digits, '+', '-' or '.'.
+func hasScheme(s string) bool {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 {
+		return false
+	}
+	for j, r := range s[:i] {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+		case j > 0 && ('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// printResult prints the text of a successful command result on stdout and
+// returns nil, or returns the error of a failed one (the handler's text,
+// which runContext prints under the command's name).
+func (a *app) printResult(res memory.Result) error {
+	if res.IsError {
+		return res.Err
+	}
+	_, err := fmt.Fprintln(a.stdout, resultText(res))
+	return err
+}
+
+// resultText renders a result for a reader: its text, or a line describing
+// an image.
+func resultText(res memory.Result) string {
+	if res.Image != nil {
+		return fmt.Sprintf("[%s image, %d bytes]", res.Image.MediaType, len(res.Image.Data))
+	}
+	return res.Text
+}

@@ -1,0 +1,317 @@
+package transfer
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// DefaultJobs is how many files Copy, Verify and Import move at a time
+// when their options say 0.
+const DefaultJobs = 8
+
+// putAttempts bounds how often Copy tries to write one file whose condition
+// keeps failing.
+const putAttempts = 3
+
+// CopyOptions configures Copy. A nil *CopyOptions is the zero value, which
+// copies DefaultJobs files at a time and overwrites nothing.
+type CopyOptions struct {
+	// Jobs is how many files are copied at a time; 0 means DefaultJobs.
+	Jobs int
+	// Overwrite replaces a file the destination holds with other content
+	// (with Put(IfVersion)); false makes it a Problem of kind ErrDiffers.
+	Overwrite bool
+	// Progress, when not nil, is called after each file with the counts so
+	// far, from several goroutines but one call at a time.
+	Progress func(CopyStats)
+}
+
+// CopyStats counts what Copy did.
+type CopyStats struct {
+	Total   int // memory files the source listed
+	Copied  int // files written to the destination
+	Skipped int // files the destination already held with the same content
+	Gone    int // files deleted from the source after the listing
+}
+
+// Copy copies every memory file of src (see the package documentation) to
+// dst, under the same key, and returns the counts. It does not verify the
+// copy; Verify does.
+//
+// A source that holds no memory file is ErrEmptySource, and nothing is
+// written. Files that cannot be copied (ErrDiffers, ErrConflict) are
+// returned together as a *ProblemsError once every other file is copied;
+// any other failure stops the copy, wrapped with "source:" or
+// "destination:", with what was copied left in place. Copy does not close
+// either store.
+func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStats, error) {
+	if opts == nil {
+		opts = &CopyOptions{}
+	}
+	files, err := memoryFiles(ctx, src)
+	if err != nil {
+		return CopyStats{}, fmt.Errorf("source: %w", err)
+	}
+	if len(files) == 0 {
+		return CopyStats{}, ErrEmptySource
+	}
+	cp := &copier{src: src, dst: dst, overwrite: opts.Overwrite, progress: opts.Progress}
+	cp.stats.Total = len(files)
+	err = forEach(ctx, jobs(opts.Jobs), files, func(ctx context.Context, f memory.FileInfo) error {
+		return cp.copyFile(ctx, f.Key)
+	})
+	if err != nil {
+		return cp.stats, err
+	}
+	if len(cp.problems) > 0 {
+		sortProblems(cp.problems)
+		return cp.stats, &ProblemsError{Problems: cp.problems}
+	}
+	return cp.stats, nil
+}
+
+// jobs returns n, or DefaultJobs when n < 1.
+func jobs(n int) int {
+	if n < 1 {
+		return DefaultJobs
+	}
+	return n
+}
+
+// memoryFiles lists the memory files of s, in key order, through the
+// memory handler's own listing, so that exactly the reserved keys are left
+// out. A storage failure comes back as the store's error.
+func memoryFiles(ctx context.Context, s blob.Store) ([]memory.FileInfo, error) {
+	h, err := memory.New(s, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	files, err := h.Files(ctx, "/memories")
+	if err != nil {
+		if me, ok := errors.AsType[*memory.Error](err); ok && me.Cause != nil {
+			err = me.Cause
+		}
+		return nil, fmt.Errorf("listing: %w", err)
+	}
+	return files, nil
+}
+
+// copier is the state of one Copy.
+type copier struct {
+	src, dst  blob.Store
+	overwrite bool
+	progress  func(CopyStats)
+
+	mu       sync.Mutex // guards stats, problems and calls to progress
+	stats    CopyStats
+	problems []Problem
+}
+
+// copyFile copies one file; see Copy.
+func (cp *copier) copyFile(ctx context.Context, key string) error {
+	data, _, err := cp.src.Get(ctx, key, blob.MaxObjectBytes)
+	if errors.Is(err, blob.ErrNotExist) {
+		cp.done(func(s *CopyStats) { s.Gone++ })
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("source: reading %s: %w", key, err)
+	}
+	sum := sha256.Sum256(data)
+	for range putAttempts {
+		old, info, err := cp.dst.Get(ctx, key, blob.MaxObjectBytes)
+		cond := blob.Cond{IfAbsent: true}
+		switch {
+		case err == nil && sha256.Sum256(old) == sum:
+			cp.done(func(s *CopyStats) { s.Skipped++ })
+			return nil
+		case err == nil && !cp.overwrite:
+			cp.problem(Problem{Key: key, Reason: "the destination holds other content", Kind: ErrDiffers})
+			return nil
+		case err == nil:
+			cond = blob.Cond{IfVersion: info.Version}
+		case !errors.Is(err, blob.ErrNotExist):
+			return fmt.Errorf("destination: reading %s: %w", key, err)
+		}
+		_, err = cp.dst.Put(ctx, key, data, cond)
+		if err == nil {
+			cp.done(func(s *CopyStats) { s.Copied++ })
+			return nil
+		}
+		if !errors.Is(err, blob.ErrPrecondition) {
+			return fmt.Errorf("destination: writing %s: %w", key, err)
+		}
+	}
+	cp.problem(Problem{Key: key, Kind: ErrConflict, Reason: fmt.Sprintf(
+		"the destination refused the write %d times with a failed condition "+
+			"(another writer, or a store that cannot hold both a file and a directory of this name)", putAttempts)})
+	return nil
+}
+
+// done records one file with update and reports progress.
+func (cp *copier) done(update func(*CopyStats)) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	update(&cp.stats)
+	if cp.progress != nil {
+		cp.progress(cp.stats)
+	}
+}
+
+func (cp *copier) problem(p Problem) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.problems = append(cp.problems, p)
+}
+
+// VerifyOptions configures Verify. A nil *VerifyOptions is the zero value.
+type VerifyOptions struct {
+	// Jobs is how many files are compared at a time; 0 means DefaultJobs.
+	Jobs int
+	// Progress, when not nil, is called after each file compared with the
+	// number compared and the number to compare, one call at a time.
+	Progress func(done, total int)
+}
+
+// VerifyStats is what Verify found.
+type VerifyStats struct {
+	Files int // memory files the source holds
+	Extra int // memory files the destination holds that the source does not
+}
+
+// Verify lists both stores afresh and checks that every memory file of src
+// is in dst with the same SHA-256. Files dst holds beyond src's are counted
+// in Extra, not reported. Each difference is a Problem of kind ErrMismatch,
+// returned together as a *ProblemsError; any other failure is returned
+// wrapped with "source:" or "destination:".
+func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (VerifyStats, error) {
+	if opts == nil {
+		opts = &VerifyOptions{}
+	}
+	srcFiles, err := memoryFiles(ctx, src)
+	if err != nil {
+		return VerifyStats{}, fmt.Errorf("source: %w", err)
+	}
+	dstFiles, err := memoryFiles(ctx, dst)
+	if err != nil {
+		return VerifyStats{}, fmt.Errorf("destination: %w", err)
+	}
+	inDst := make(map[string]bool, len(dstFiles))
+	for _, f := range dstFiles {
+		inDst[f.Key] = true
+	}
+	stats := VerifyStats{Files: len(srcFiles), Extra: len(dstFiles)}
+	var (
+		mu       sync.Mutex
+		done     int
+		common   []string
+		problems []Problem
+	)
+	mismatch := func(key, reason string) Problem { return Problem{Key: key, Reason: reason, Kind: ErrMismatch} }
+	for _, f := range srcFiles {
+		if inDst[f.Key] {
+			common = append(common, f.Key)
+			stats.Extra--
+		} else {
+			problems = append(problems, mismatch(f.Key, "missing from the destination"))
+		}
+	}
+	report := func(p *Problem) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p != nil {
+			problems = append(problems, *p)
+		}
+		done++
+		if opts.Progress != nil {
+			opts.Progress(done, len(common))
+		}
+	}
+	err = forEach(ctx, jobs(opts.Jobs), common, func(ctx context.Context, key string) error {
+		a, err := hashOf(ctx, src, key)
+		if err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
+		b, err := hashOf(ctx, dst, key)
+		if err != nil {
+			return fmt.Errorf("destination: %w", err)
+		}
+		var p Problem
+		switch {
+		case a == nil:
+			p = mismatch(key, "deleted from the source while verifying")
+		case b == nil:
+			p = mismatch(key, "deleted from the destination while verifying")
+		case *a != *b:
+			p = mismatch(key, fmt.Sprintf("SHA-256 %x in the source, %x in the destination", a[:8], b[:8]))
+		default:
+			report(nil)
+			return nil
+		}
+		report(&p)
+		return nil
+	})
+	if err != nil {
+		return VerifyStats{}, err
+	}
+	if len(problems) > 0 {
+		sortProblems(problems)
+		return stats, &ProblemsError{Problems: problems}
+	}
+	return stats, nil
+}
+
+// hashOf returns the SHA-256 of the object at key, or nil when there is
+// none.
+func hashOf(ctx context.Context, s blob.Store, key string) (*[sha256.Size]byte, error) {
+	data, _, err := s.Get(ctx, key, blob.MaxObjectBytes)
+	if errors.Is(err, blob.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", key, err)
+	}
+	sum := sha256.Sum256(data)
+	return &sum, nil
+}
+
+// forEach calls fn for every item, at most n calls at a time (n >= 1). The
+// first error fn returns cancels the context the other calls get, stops
+// handing out items, and is returned once every call has ended; so is
+// ctx's error when ctx ends first.
+func forEach[T any](ctx context.Context, n int, items []T, fn func(context.Context, T) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan T)
+	var wg sync.WaitGroup
+	for range min(n, len(items)) {
+		wg.Go(func() {
+			for item := range next {
+				if err := fn(ctx, item); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for _, item := range items {
+		select {
+		case next <- item:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}

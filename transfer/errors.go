@@ -1,0 +1,80 @@
+package transfer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+var (
+	// ErrProblems is the error a *ProblemsError wraps: some files could
+	// not be moved, or Verify found differences; the others were handled.
+	ErrProblems = errors.New("transfer: some files were not transferred")
+	// ErrEmptySource means Copy's source holds no memory file: nothing was
+	// copied, and a source URL that names the wrong place is the likely
+	// cause.
+	ErrEmptySource = errors.New("transfer: the source store holds no memory file")
+)
+
+// Kinds of Problem.
+var (
+	// ErrDiffers: the destination already holds the file with other
+	// content; CopyOptions.Overwrite or ImportOptions.Overwrite replaces
+	// it.
+	ErrDiffers = errors.New("transfer: the destination holds other content")
+	// ErrConflict: the destination kept refusing the conditional write
+	// (another writer, or a store that cannot hold both a file and a
+	// directory of one name).
+	ErrConflict = errors.New("transfer: the conditional write kept failing")
+	// ErrMismatch: Verify found the file missing from the destination,
+	// deleted while verifying, or with other bytes.
+	ErrMismatch = errors.New("transfer: the copy differs")
+	// ErrInvalidInput: an import's entry is not a regular file with a valid
+	// memory name, or clashes with another entry of the input.
+	ErrInvalidInput = errors.New("transfer: invalid input entry")
+	// ErrClash: an import's file would be a file where the store has a
+	// directory, or beneath a file of the store, or the reverse.
+	ErrClash = errors.New("transfer: clashes with the store")
+)
+
+// Problem is one file that could not be moved, or that Verify found
+// different.
+type Problem struct {
+	Key    string // the file's key (notes/a.md), or its name as the input spells it
+	Reason string // what is wrong, in a few words
+	Kind   error  // ErrDiffers, ErrConflict, ErrMismatch, ErrInvalidInput or ErrClash
+}
+
+// String returns "KEY: REASON".
+func (p Problem) String() string { return p.Key + ": " + p.Reason }
+
+// ProblemsError is the error of a run that found problems with some files.
+// errors.Is(err, ErrProblems) is true for it.
+type ProblemsError struct {
+	Problems []Problem // sorted by Key, then Reason
+}
+
+// Error names the first problem and counts the others.
+func (e *ProblemsError) Error() string {
+	switch len(e.Problems) {
+	case 0:
+		return ErrProblems.Error()
+	case 1:
+		return "transfer: " + e.Problems[0].String()
+	}
+	return fmt.Sprintf("transfer: %s (and %d more problems)", e.Problems[0], len(e.Problems)-1)
+}
+
+// Unwrap returns ErrProblems.
+func (e *ProblemsError) Unwrap() error { return ErrProblems }
+
+// sortProblems sorts ps by key, then reason.
+func sortProblems(ps []Problem) {
+	slices.SortFunc(ps, func(a, b Problem) int {
+		if c := strings.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Reason, b.Reason)
+	})
+}

@@ -1,0 +1,335 @@
+package transfer
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// File is one entry of an import's input, as ReadTar and ReadDir return
+// it.
+type File struct {
+	Name string // as the input spells it, less a leading "./" (notes/a.md)
+	Data []byte // the content of a regular file
+	Dir  bool   // a directory entry: its name is checked, nothing is written
+	// Invalid, when not "", says why the entry cannot be imported (a link,
+	// a device); Import refuses an input that holds one.
+	Invalid string
+}
+
+// ReadTar reads every entry of a tar stream. Regular files and directories
+// become Files; a global header (git archive writes one) is skipped; every
+// other entry becomes a File with Invalid set. The whole stream is held in
+// memory. An error is returned only when the stream itself is malformed or
+// unreadable.
+func ReadTar(r io.Reader) ([]File, error) {
+	var files []File
+	tr := tar.NewReader(r)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the tar stream: %w", err)
+		}
+		name := strings.TrimPrefix(hdr.Name, "./")
+		switch hdr.Typeflag {
+		case tar.TypeReg:
+			data, err := io.ReadAll(tr)
+			if err != nil {
+				return nil, fmt.Errorf("reading the tar stream: %s: %w", hdr.Name, err)
+			}
+			files = append(files, File{Name: name, Data: data})
+		case tar.TypeDir:
+			if name = strings.TrimSuffix(name, "/"); name != "" && name != "." {
+				files = append(files, File{Name: name, Dir: true})
+			}
+		case tar.TypeXGlobalHeader: // metadata for the whole archive
+		case tar.TypeSymlink, tar.TypeLink:
+			files = append(files, File{Name: hdr.Name, Invalid: "a link (import takes regular files only)"})
+		default:
+			files = append(files, File{Name: hdr.Name, Invalid: fmt.Sprintf("not a regular file (tar type %q)", hdr.Typeflag)})
+		}
+	}
+}
+
+// ReadDir reads every regular file and directory under dir. Symbolic links
+// and other special files become Files with Invalid set; nothing outside
+// dir is read (os.Root).
+func ReadDir(dir string) ([]File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	fsys := root.FS()
+	var files []File
+	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case name == ".":
+			return nil
+		case d.IsDir():
+			files = append(files, File{Name: name, Dir: true})
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			files = append(files, File{Name: name, Invalid: "a symbolic link (import takes regular files only)"})
+			return nil
+		case !d.Type().IsRegular():
+			files = append(files, File{Name: name, Invalid: "not a regular file"})
+			return nil
+		}
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		files = append(files, File{Name: name, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	return files, nil
+}
+
+// ImportOptions configures Import. A nil *ImportOptions is the zero value.
+type ImportOptions struct {
+	// Jobs is how many files are written at a time; 0 means DefaultJobs.
+	Jobs int
+	// Overwrite replaces a file the store holds with other content (with
+	// Put(IfVersion)); false makes it a Problem of kind ErrDiffers.
+	Overwrite bool
+}
+
+// ImportStats counts what Import planned and did.
+type ImportStats struct {
+	New       int // files to create
+	Replaced  int // files to replace (Overwrite)
+	Unchanged int // files the store already held with the same content
+	Written   int // writes done: New+Replaced when Import succeeds
+}
+
+// Import stores files in s as the memory files of the same names
+// (notes/a.md becomes /memories/notes/a.md). It checks the whole input
+// before it writes anything: each name must be a plain relative name that
+// memory.Resolve maps, as /memories/NAME, to the key NAME; no entry may be
+// Invalid; no name may appear twice or be both a file and a directory, and
+// no file may lie beneath another file of the input (ErrInvalidInput); and
+// none may clash with the store: a file with other content unless
+// Overwrite (ErrDiffers), a file where the store has a directory or
+// beneath a file of the store, or the reverse (ErrClash). Any of these is
+// returned as a *ProblemsError, in the order of the input, with nothing
+// written.
+//
+// A file already in the store with the same content is left as it is.
+// Files are created with Put(IfAbsent), or replaced with Put(IfVersion),
+// so a concurrent writer is never overwritten silently: its change makes
+// the import fail with an error wrapping blob.ErrPrecondition. The memory
+// tool's size and file-count limits are not applied: Import restores what
+// Export saved.
+func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions) (ImportStats, error) {
+	if opts == nil {
+		opts = &ImportOptions{}
+	}
+	if problems := checkInput(files); len(problems) > 0 {
+		return ImportStats{}, &ProblemsError{Problems: problems}
+	}
+	plan, err := planImport(ctx, s, files, opts.Overwrite)
+	if err != nil {
+		return ImportStats{}, err
+	}
+	if len(plan.problems) > 0 {
+		return ImportStats{}, &ProblemsError{Problems: plan.problems}
+	}
+	var written atomic.Int64
+	err = forEach(ctx, jobs(opts.Jobs), plan.writes, func(ctx context.Context, w importWrite) error {
+		if _, err := s.Put(ctx, w.key, w.data, w.cond); err != nil {
+			if errors.Is(err, blob.ErrPrecondition) {
+				return fmt.Errorf("%s changed in the store while importing: %w", w.key, err)
+			}
+			return fmt.Errorf("writing %s: %w", w.key, err)
+		}
+		written.Add(1)
+		return nil
+	})
+	plan.stats.Written = int(written.Load())
+	return plan.stats, err
+}
+
+// checkInput returns the problems of the input on its own: Invalid entries
+// first, then names that are not plain memory names, names that appear
+// twice or as both a file and a directory, and files beneath a file.
+func checkInput(files []File) []Problem {
+	var problems []Problem
+	bad := func(name, reason string) {
+		problems = append(problems, Problem{Key: name, Reason: reason, Kind: ErrInvalidInput})
+	}
+	for _, f := range files {
+		if f.Invalid != "" {
+			bad(f.Name, f.Invalid)
+		}
+	}
+	isDir := map[string]bool{} // every valid name seen: is it a directory?
+	valid := make([]bool, len(files))
+	for i, f := range files {
+		if f.Invalid != "" {
+			continue
+		}
+		if msg := checkName(f.Name); msg != "" {
+			bad(f.Name, msg)
+			continue
+		}
+		valid[i] = true
+		dir, seen := isDir[f.Name]
+		switch {
+		case !seen:
+			isDir[f.Name] = f.Dir
+		case !dir && !f.Dir:
+			bad(f.Name, "appears twice in the input")
+		case dir != f.Dir:
+			bad(f.Name, "both a file and a directory in the input")
+		}
+	}
+	for i, f := range files {
+		if f.Dir || !valid[i] {
+			continue
+		}
+		for p := parent(f.Name); p != ""; p = parent(p) {
+			if dir, seen := isDir[p]; seen && !dir {
+				bad(f.Name, p+" is a file in the input, not a directory")
+				break
+			}
+		}
+	}
+	return problems
+}
+
+// checkName returns "" when name is a plain relative name that
+// memory.Resolve maps, as /memories/NAME, to the key NAME; otherwise why
+// not (for a path the model could not use, the handler's own text).
+func checkName(name string) string {
+	switch {
+	case name == "":
+		return "an empty name"
+	case strings.HasPrefix(name, "/"):
+		return "an absolute name (import takes names relative to /memories)"
+	}
+	key, err := memory.Resolve("/memories/" + name)
+	switch {
+	case err != nil:
+		return err.Error()
+	case key == "":
+		return "names the root, /memories"
+	case key != name:
+		return "not a plain relative name (it is the memory path " + memory.PathOf(key) + ")"
+	}
+	return ""
+}
+
+// parent returns the directory key above the valid key key ("a/b" for
+// "a/b/c"), or "" at the top.
+func parent(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i > 0 {
+		return key[:i]
+	}
+	return ""
+}
+
+// importWrite is one Put of an import.
+type importWrite struct {
+	key  string
+	data []byte
+	cond blob.Cond
+}
+
+// importPlan is what an import will write, or why it will not.
+type importPlan struct {
+	writes   []importWrite
+	stats    ImportStats
+	problems []Problem
+}
+
+// planImport compares the input, which checkInput passed, with the store:
+// a file already there with the same content needs no write, with other
+// content it is a problem unless overwrite; a file where the store has a
+// directory, or beneath a file of the store, is a problem, as is a
+// directory of the input that is a file of the store.
+func planImport(ctx context.Context, s blob.Store, files []File, overwrite bool) (importPlan, error) {
+	stored, err := memoryFiles(ctx, s)
+	if err != nil {
+		return importPlan{}, err
+	}
+	isFile := make(map[string]bool, len(stored))
+	isDir := map[string]bool{}
+	for _, f := range stored {
+		isFile[f.Key] = true
+		for p := parent(f.Key); p != "" && !isDir[p]; p = parent(p) {
+			isDir[p] = true
+		}
+	}
+	var plan importPlan
+	clash := func(name, reason string) {
+		plan.problems = append(plan.problems, Problem{Key: name, Reason: reason, Kind: ErrClash})
+	}
+	for _, f := range files {
+		if f.Dir {
+			if isFile[f.Name] {
+				clash(f.Name, "a directory in the input, a file in the store")
+			}
+			continue
+		}
+		if isDir[f.Name] {
+			clash(f.Name, "a file in the input, a directory in the store")
+			continue
+		}
+		if p := fileAbove(f.Name, isFile); p != "" {
+			clash(f.Name, p+" is a file in the store, not a directory")
+			continue
+		}
+		create := importWrite{key: f.Name, data: f.Data, cond: blob.Cond{IfAbsent: true}}
+		if !isFile[f.Name] {
+			plan.writes = append(plan.writes, create)
+			plan.stats.New++
+			continue
+		}
+		data, got, err := s.Get(ctx, f.Name, blob.MaxObjectBytes)
+		switch {
+		case errors.Is(err, blob.ErrNotExist): // deleted since the listing
+			plan.writes = append(plan.writes, create)
+			plan.stats.New++
+		case err != nil:
+			return importPlan{}, fmt.Errorf("reading %s: %w", f.Name, err)
+		case bytes.Equal(data, f.Data):
+			plan.stats.Unchanged++
+		case !overwrite:
+			plan.problems = append(plan.problems, Problem{Key: f.Name, Reason: "the store holds other content", Kind: ErrDiffers})
+		default:
+			plan.writes = append(plan.writes, importWrite{key: f.Name, data: f.Data, cond: blob.Cond{IfVersion: got.Version}})
+			plan.stats.Replaced++
+		}
+	}
+	return plan, nil
+}
+
+// fileAbove returns the nearest directory above key that is a file of the
+// store, or "".
+func fileAbove(key string, isFile map[string]bool) string {
+	for p := parent(key); p != ""; p = parent(p) {
+		if isFile[p] {
+			return p
+		}
+	}
+	return ""
+}

@@ -70,6 +70,9 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 // Two writers that race this way cannot both keep their names: each writes
 // before it looks, so the later of the two looks finds the other's write.
 // Both may withdraw; then the retry decides (at most Options.Retries times).
+// This holds on stores whose listing shows every key written before it; a
+// listing that hides keys under an object (MinIO's) defeats the file's look
+// beneath itself, and a pair can then stay both (docs/spec.md, "Concurrency").
 func (h *Handler) settle(ctx context.Context, c *command, key, version string) (Result, bool) {
 	clash, err := h.clashes(ctx, key)
 	if err == nil && !clash {

@@ -81,7 +81,10 @@ func checkPair(t *testing.T, s blob.Store, file, under string, results []memory.
 	if err != nil {
 		t.Fatalf("List %q: %v", fileKey+"/", err)
 	}
-	isFile, isDir := errFile == nil, len(beneath) > 0
+	// Some listings hide keys under an object (MinIO lists nothing under
+	// t/a while the object t/a exists), so the key beneath is looked up too.
+	_, errUnder := s.Stat(ctx, underKey)
+	isFile, isDir := errFile == nil, len(beneath) > 0 || errUnder == nil
 	if isFile && isDir {
 		t.Errorf("%s is both a file and a directory (results: %s; %s)", file, describe(results[0]), describe(results[1]))
 	}
@@ -97,8 +100,10 @@ func checkPair(t *testing.T, s blob.Store, file, under string, results []memory.
 		t.Errorf("create %s: %s", under, describe(results[1]))
 	case created[0] != isFile:
 		t.Errorf("create %s reported %v, but the file is there: %v", file, created[0], isFile)
-	case created[1] && (len(beneath) != 1 || beneath[0].Key != underKey):
-		t.Errorf("create %s reported done, but beneath %s the store holds %v", under, file, beneath)
+	case created[1] && errUnder != nil:
+		t.Errorf("create %s reported done, but it is not there: %v", under, errUnder)
+	case created[1] && len(beneath) > 1:
+		t.Errorf("create %s reported done, and beneath %s the store holds %v", under, file, beneath)
 	case created[0]:
 		return 'f'
 	case created[1]:

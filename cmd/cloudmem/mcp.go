@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/mcpserver"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// The environment of "cloudmem mcp --http": tokens never come from the
+// command line, where every user of the machine can read them.
+const (
+	mcpTokenEnv     = "CLOUDMEM_MCP_TOKEN"      // one bearer token, for the whole store (tenant "default")
+	mcpTokenFileEnv = "CLOUDMEM_MCP_TOKEN_FILE" // the token file, when --token-file is not given
+)
+
+func init() { register(newMCPCmd) }
+
+// mcpFlags are the flags of "cloudmem mcp".
+type mcpFlags struct {
+	http, tokenFile, tlsCert, tlsKey, actor string
+	maxRequestBytes                         int64
+}
+
+// newMCPCmd is "cloudmem mcp": the store as an MCP server, over stdio (for
+// a client that starts it, such as Claude Code or Claude Desktop) or, with
+// --http, over streamable HTTP for a team. It runs until the client closes
+// stdin, or until SIGINT or SIGTERM; the commands in flight then finish.
+func newMCPCmd(a *app) *cobra.Command {
+	var f mcpFlags
+	cmd := &cobra.Command{
+		Use:   "mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]",
+		Short: "Serve the store as an MCP server (stdio, or streamable HTTP with --http)",
+		Long: "Serves the store over the Model Context Protocol: one tool, memory (the six commands of\n" +
+			"Claude's memory tool, with the exact results), and every memory file as a resource\n" +
+			"(memory:///memories/...).\n\n" +
+			"Without --http it speaks MCP on stdin and stdout, for a client that starts it:\n" +
+			"  claude mcp add memory -- cloudmem --store s3://bucket/memories mcp\n\n" +
+			"With --http ADDR it serves streamable HTTP at http://ADDR" + mcpserver.MCPPath + " and a health check at " +
+			mcpserver.HealthPath + ".\n" +
+			"Clients authenticate with bearer tokens: a token file (--token-file, else $" + mcpTokenFileEnv + ")\n" +
+			"maps each token to a tenant, its own part of the store:\n" +
+			`  {"tenants": [{"name": "alice", "token_sha256": "<hex SHA-256 of the token>", "prefix": "alice"},` + "\n" +
+			`               {"name": "audit", "token": "<the token>", "readonly": true}]}` + "\n" +
+			"and $" + mcpTokenEnv + " adds one token for the whole store. Without any token it serves\n" +
+			"loopback addresses only. SIGTERM shuts it down gracefully.",
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if f.http == "" {
+				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" {
+					return usageErrorf("--token-file, --tls-cert and --tls-key need --http")
+				}
+				return a.serveStdio(ctx, f)
+			}
+			return a.serveHTTP(ctx, f)
+		},
+	}
+	flags := cmd.Flags()
+	flags.StringVar(&f.http, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
+	flags.StringVar(&f.tokenFile, "token-file", "", "the bearer tokens and their tenants, a JSON `FILE` (default $"+mcpTokenFileEnv+")")
+	flags.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
+	flags.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` of --tls-cert (PEM)")
+	flags.Int64Var(&f.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "refuse HTTP requests larger than `N` bytes")
+	addActorFlag(cmd, &f.actor)
+	return cmd
+}
+
+// serveStdio serves one session on the app's stdin and stdout.
+func (a *app) serveStdio(ctx context.Context, f mcpFlags) error {
+	h, done, err := a.openHandler(ctx, readWrite, memory.Options{})
+	if err != nil {
+		return err
+	}
+	defer done()
+	actor := f.actor
+	if actor == "" {
+		actor = defaultActor(a.getenv)
+	}
+	srv := mcpserver.New(h, &mcpserver.Options{Actor: actor, Version: version(), Logger: a.logger()})
+	t := &mcp.IOTransport{Reader: readCloser(a.stdin), Writer: writeCloser(a.stdout)}
+	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("serving MCP on stdio: %w", err)
+	}
+	return nil
+}
+
+// serveHTTP serves streamable HTTP on f.http until ctx is done.
+func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
+	tokens, err := a.mcpTokens(f.tokenFile)
+	if err != nil {
+		return err
+	}
+	var tlsConfig *tls.Config
+	switch {
+	case (f.tlsCert == "") != (f.tlsKey == ""):
+		return usageErrorf("--tls-cert and --tls-key go together")
+	case f.tlsCert != "":
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return fmt.Errorf("loading the TLS certificate: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if f.maxRequestBytes <= 0 {
+		return usageErrorf("--max-request-bytes must be positive")
+	}
+	store, err := a.openStore(ctx, readWrite)
+	if err != nil {
+		return err
+	}
+	defer blob.Close(store)
+	actor := f.actor
+	if actor == "" {
+		actor = defaultActor(a.getenv)
+	}
+	log := slog.New(slog.NewTextHandler(a.stderr, nil))
+	srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{
+		Store: store, Memory: memory.Options{Logger: log}, Tokens: tokens, Actor: actor,
+		MaxRequestBytes: f.maxRequestBytes, Version: version(), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	addr, err := net.ResolveTCPAddr("tcp", f.http)
+	if err != nil {
+		return usageErrorf("--http %s: %v", f.http, err)
+	}
+	if err := srv.CheckAddr(addr); err != nil { // before listening; Serve checks the listener again
+		return err
+	}
+	ln, err := net.Listen("tcp", f.http)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	log.Info("serving MCP", "url", scheme+"://"+ln.Addr().String()+mcpserver.MCPPath, "tenants", tokens.Len())
+	if err := srv.Serve(ctx, ln, tlsConfig); err != nil {
+		return err
+	}
+	log.Info("shut down")
+	return nil
+}
+
+// mcpTokens reads the token file (file, else $CLOUDMEM_MCP_TOKEN_FILE) and
+// adds $CLOUDMEM_MCP_TOKEN as the tenant "default", which sees the whole
+// store.
+func (a *app) mcpTokens(file string) (*mcpserver.Tokens, error) {
+	if file == "" {
+		file = a.getenv(mcpTokenFileEnv)
+	}
+	tokens := &mcpserver.Tokens{}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading the token file: %w", err)
+		}
+		if tokens, err = mcpserver.ParseTokens(data); err != nil {
+			return nil, err
+		}
+	}
+	if token := a.getenv(mcpTokenEnv); token != "" {
+		if err := tokens.Add(token, mcpserver.Tenant{Name: "default"}); err != nil {
+			return nil, fmt.Errorf("$%s: %w", mcpTokenEnv, err)
+		}
+	}
+	return tokens, nil
+}
+
+// version is the module version of the binary, for MCP's serverInfo.
+func version() string {
+	if info := buildInfo(); info != nil && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return ""
+}
+
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func writeCloser(w io.Writer) io.WriteCloser {
+	if wc, ok := w.(io.WriteCloser); ok {
+		return wc
+	}
+	return nopWriteCloser{w}
+}

@@ -38,6 +38,7 @@ func Example() {
 	// Output:
 	// storage list
 	// storage put
+	// storage list
 	// create_memory
 	// storage get
 	// search_memory

@@ -56,7 +56,7 @@ func (o *observer) CommandStart(ctx context.Context, info memory.CommandInfo) co
 		opts = append(opts[:len(opts):len(opts)], trace.WithAttributes(pathAttrs(info)...))
 	}
 	name := operationName(commands[cmd.index], info.Overwrite)
-	cmd.Context, cmd.span = o.tracer.Start(ctx, name, opts...)
+	cmd.Context, cmd.span = o.tracing.start(ctx, name, opts)
 	return cmd
 }
 

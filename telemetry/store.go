@@ -50,7 +50,7 @@ type call struct {
 // begin starts the span of a storage call; cond is a condition index.
 func (in *Instrumentation) begin(ctx context.Context, op, cond int) (context.Context, call) {
 	c := call{in: in, op: op, start: time.Now()}
-	ctx, c.span = in.tracer.Start(ctx, spanNames[op], in.storageStart[op][cond]...)
+	ctx, c.span = in.tracing.start(ctx, spanNames[op], in.storageStart[op][cond])
 	return ctx, c
 }
 

@@ -17,8 +17,11 @@ const ScopeName = "github.com/cloudmem/cloudmem/telemetry"
 // Options configures an Instrumentation. The zero value records through the
 // global providers, with no store identifier and no paths.
 type Options struct {
-	// TracerProvider creates the tracer. Nil means otel.GetTracerProvider(),
-	// which is a no-op unless the program installed one.
+	// TracerProvider creates the tracer. Nil means otel.GetTracerProvider()
+	// at each span, so that a provider the program installs later is used;
+	// it is a no-op until the program installs one. A provider that makes
+	// no spans (the default global one, trace/noop) is detected and costs
+	// no span at all.
 	TracerProvider trace.TracerProvider
 	// MeterProvider creates the instruments. Nil means
 	// otel.GetMeterProvider(), a no-op unless the program installed one.
@@ -47,7 +50,7 @@ type Options struct {
 // attribute set it records, are built once by New, so that recording
 // allocates little even when the providers are no-ops.
 type Instrumentation struct {
-	tracer      trace.Tracer
+	tracing     *tracing
 	recordPaths bool
 
 	cmdDuration     metric.Float64Histogram
@@ -76,10 +79,6 @@ type Instrumentation struct {
 // New returns an Instrumentation configured by opts. It fails only when the
 // meter provider refuses to create an instrument.
 func New(opts Options) (*Instrumentation, error) {
-	tp := opts.TracerProvider
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
 	mp := opts.MeterProvider
 	if mp == nil {
 		mp = otel.GetMeterProvider()
@@ -88,7 +87,7 @@ func New(opts Options) (*Instrumentation, error) {
 	if backend == "" {
 		backend = "unknown"
 	}
-	in := &Instrumentation{tracer: tp.Tracer(ScopeName), recordPaths: opts.RecordPaths}
+	in := &Instrumentation{tracing: newTracing(opts.TracerProvider), recordPaths: opts.RecordPaths}
 	if err := in.instruments(mp.Meter(ScopeName)); err != nil {
 		return nil, err
 	}

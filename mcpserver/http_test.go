@@ -24,6 +24,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/mcpserver"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/memory/memorytest"
 )
 
 const (
@@ -155,6 +156,12 @@ func TestHTTPRefusals(t *testing.T) {
 		{"not JSON", aliceToken, alice.ID(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory","arguments":{"command":"create",`,
 			400, "malformed payload: unmarshaling jsonrpc message: unexpected EOF\n"},
 		{"not JSON-RPC", aliceToken, alice.ID(), `hello`, 400, "malformed payload: unmarshaling jsonrpc message: json: invalid character 'h' looking for beginning of value: hello\n"},
+		{"an empty batch", aliceToken, alice.ID(), `[]`, 400, "malformed payload: empty batch\n"},
+		{"an unknown method", aliceToken, alice.ID(), `{"jsonrpc":"2.0","id":7,"method":"no/such"}`, 400, "JSON RPC not handled: \"no/such\" unsupported\n"},
+		{"an unknown tool", aliceToken, alice.ID(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope","arguments":{}}}`,
+			200, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"unknown tool \"nope\""}}`},
+		{"params not an object", aliceToken, alice.ID(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1]}`,
+			200, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"handling 'tools/call': invalid params: unmarshaling \"[1]\" into a *mcp.CallToolParamsRaw: json: cannot unmarshal \"[1]\" into Go value of type mcp.CallToolParamsRaw"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := rawPost(t, ts.URL, tc.token, tc.session, tc.body)
@@ -162,6 +169,17 @@ func TestHTTPRefusals(t *testing.T) {
 				t.Errorf("got %d %q, want %d %q", status, body, tc.status, tc.want)
 			}
 		})
+	}
+	// The golden inputs that are not JSON cannot be a tool call's arguments:
+	// the whole request is malformed, and refused before any handler.
+	for _, c := range memorytest.Cases() {
+		if json.Valid([]byte(c.Input)) {
+			continue
+		}
+		status, body := rawPost(t, ts.URL, aliceToken, alice.ID(), toolCall(c.Input))
+		if status != 400 || !strings.HasPrefix(body, "malformed payload: unmarshaling jsonrpc message: ") {
+			t.Errorf("%s: arguments %q: got %d %q, want 400 malformed payload", c.Name, c.Input, status, body)
+		}
 	}
 	// A basic-auth header is no bearer token either.
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+mcpserver.MCPPath, strings.NewReader(create))

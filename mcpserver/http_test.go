@@ -622,3 +622,47 @@ func TestHealth(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWaitsForCommands: Run asked to stop (SIGTERM in "cloudmem mcp")
+// while a command is in flight returns only once the command is done, so
+// that the process exits with every file at its new state.
+func TestRunWaitsForCommands(t *testing.T) {
+	base := mem.New(nil)
+	put(t, base, map[string]string{"a.md": "old\n"})
+	gate := newGate(base)
+	h, err := memory.New(gate, memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcpserver.New(h, &mcpserver.Options{Logger: quiet})
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error)
+	go func() { ran <- srv.Run(ctx, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	close(gate.armed)
+	go call(context.Background(), cs, []byte(`{"command":"str_replace","path":"/memories/a.md","old_str":"old","new_str":"new"}`))
+	<-gate.entered
+	stop()
+	select {
+	case err := <-ran:
+		t.Fatalf("Run returned %v with a command in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(gate.open)
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	if got := contents(snapshot(t, base, "")); got["a.md"] != "new\n" {
+		t.Errorf("a.md = %q, want the new content", got["a.md"])
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -20,7 +21,7 @@ type access int
 
 const (
 	// readWrite: the command may write; a missing local directory is
-	// created when first written.
+	// created by the first write, and not before (lazyStore).
 	readWrite access = iota
 	// readOnly: the command only reads. The store is opened read-only
 	// (blob.ReadOnly) and must exist: a local directory that is missing is
@@ -61,11 +62,17 @@ func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Stor
 	if err := checkBarePath(rawURL); err != nil {
 		return nil, err
 	}
-	if acc == readOnly {
-		if dir, ok := localDir(rawURL); ok {
-			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("%w: no directory %s", errNoStore, dir)
+	if dir, ok := localDir(rawURL); ok {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			if acc == readOnly {
+				return nil, fmt.Errorf("%w: no directory %s (the first write creates it)", errNoStore, dir)
 			}
+			if err := checkParams(ctx, rawURL); err != nil {
+				return nil, err // now, not at the first write
+			}
+			return &lazyStore{dir: dir, open: func(ctx context.Context) (blob.Store, error) {
+				return storeurl.Open(ctx, rawURL)
+			}}, nil
 		}
 	}
 	s, err := storeurl.Open(ctx, rawURL)
@@ -108,6 +115,28 @@ func (a *app) logger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(a.stderr, nil))
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// checkParams checks the parameters of rawURL, a file: URL of a directory
+// that does not exist, without creating it: it opens the same parameters
+// over an empty temporary directory, which it then removes. A bare path,
+// or a URL without parameters, has nothing to check.
+func checkParams(ctx context.Context, rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.RawQuery == "" {
+		return nil // a bare path; or storeurl reports the malformed URL when it opens it
+	}
+	tmp, err := os.MkdirTemp("", "cloudmem-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	probe := &url.URL{Scheme: "file", Path: filepath.ToSlash(tmp), RawQuery: u.RawQuery}
+	s, err := storeurl.Open(ctx, probe.String())
+	if err != nil {
+		return err
+	}
+	return blob.Close(s)
 }
 
 // checkBarePath refuses a bare path (a store string without a scheme) that

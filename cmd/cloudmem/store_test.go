@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestBarePathParameters checks that a bare store path holding '?' or '#'
+// is refused, naming the file: URL to use, and that nothing is created:
+// storeurl takes a bare path literally, so "store?encrypt=age" would be a
+// plain directory of that name.
+func TestBarePathParameters(t *testing.T) {
+	dir := t.TempDir()
+	for _, store := range []string{
+		filepath.Join(dir, "mystore?encrypt=age&age_identity_file=agent.key"),
+		filepath.Join(dir, "x?readonly=true"),
+		filepath.Join(dir, "notes#1"),
+	} {
+		want := "cloudmem put: the store path \"" + store + "\" holds '?' or '#': a plain path takes no parameters; " +
+			"write the store as a URL, file:" + store + " (and escape a '?' or '#' that is part of the directory's name as %3F or %23)\n"
+		code, stdout, stderr := cloudmem([]string{"put", "/memories/a.md", "--store", store}, "secret", nil)
+		if code != 1 || stdout != "" || stderr != want {
+			t.Errorf("put with --store %q = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", store, code, stdout, stderr, want)
+		}
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the refused stores left %v, %v in %s; want nothing", entries, err, dir)
+	}
+}
+
+// TestReadOnlyUseCreatesNothing runs every command that only reads on a
+// directory that does not exist: each answers that the store does not
+// exist, and the directory is still missing afterwards.
+func TestReadOnlyUseCreatesNothing(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such", "store")
+	noStore := "the store does not exist: no directory " + missing + " (the first write creates it)\n"
+	out := t.TempDir()
+	for _, store := range []string{missing, "file:" + missing, "file://" + missing + "?readonly=true"} {
+		for _, tc := range []cliCase{
+			{args: []string{"ls"}, code: 1, stderr: "cloudmem ls: " + noStore},
+			{args: []string{"ls", "--json"}, code: 1, stderr: "cloudmem ls: " + noStore},
+			{args: []string{"view", "/memories"}, code: 1, stderr: "cloudmem view: " + noStore},
+			{args: []string{"cat", "/memories/a.md"}, code: 1, stderr: "cloudmem cat: " + noStore},
+			{args: []string{"export", "-"}, code: 1, stderr: "cloudmem export: " + noStore},
+			{args: []string{"export", filepath.Join(out, "export")}, code: 1, stderr: "cloudmem export: " + noStore},
+		} {
+			code, stdout, stderr := cloudmem(append(tc.args, "--store", store), "", nil)
+			if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+				t.Errorf("cloudmem %q --store %s = %d\nstdout:\n%s\nstderr:\n%s\nwant %d\nstdout:\n%s\nstderr:\n%s",
+					tc.args, store, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+			}
+		}
+		code, stdout, stderr := cloudmem([]string{"copy", store, "shared://" + storeName(t)}, "", nil)
+		if want := "cloudmem copy: SRC: " + noStore; code != 1 || stdout != "" || stderr != want {
+			t.Errorf("copy from %s = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", store, code, stdout, stderr, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(missing))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after the reads, %s: %v; want it still missing", filepath.Dir(filepath.Dir(missing)), err)
+	}
+	if entries, err := os.ReadDir(out); err != nil || len(entries) != 0 {
+		t.Errorf("export of a missing store left %v, %v; want nothing", entries, err)
+	}
+}
+
+// TestCopyEmptySource checks that a copy from a store with no memory file
+// (a directory that exists but holds nothing, or only bookkeeping) fails and
+// says so, writing nothing.
+func TestCopyEmptySource(t *testing.T) {
+	empty := t.TempDir()
+	bookkeeping := seed(t, storeName(t)+"-src", map[string]string{".cloudmem/crypt-key": "the source's own"})
+	dstName := storeName(t) + "-dst"
+	for _, src := range []string{empty, bookkeeping} {
+		code, stdout, stderr := cloudmem([]string{"copy", src, "shared://" + dstName}, "", nil)
+		if want := "cloudmem copy: SRC holds no memory file: nothing to copy (check SRC_URL)\n"; code != 1 || stdout != "" || stderr != want {
+			t.Errorf("copy from %s = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", src, code, stdout, stderr, want)
+		}
+	}
+	if got := contents(t, dstName); len(got) != 0 {
+		t.Errorf("DST holds %q, want nothing", got)
+	}
+}

@@ -300,3 +300,22 @@ func TestLocalEditDuringPassIsKept(t *testing.T) {
 		t.Errorf("a's folder holds %q, want %q", got, want)
 	}
 }
+
+// A long first pass reports its progress every 100 files, and at the end.
+func TestProgress(t *testing.T) {
+	m := dirsynctest.NewMachine(t, "a")
+	files := map[string]string{}
+	for i := range 250 {
+		files[fmt.Sprintf("f%03d.md", i)] = fmt.Sprint(i)
+	}
+	m.Write(t, files)
+	var calls [][2]int
+	opts := m.Options()
+	opts.Progress = func(done, total int) { calls = append(calls, [2]int{done, total}) }
+	if _, err := dirsync.Sync(t.Context(), m.Dir, mem.New(nil), opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := [][2]int{{0, 250}, {100, 250}, {200, 250}, {250, 250}}; !slices.Equal(calls, want) {
+		t.Errorf("progress calls %v, want %v", calls, want)
+	}
+}

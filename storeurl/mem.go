@@ -26,5 +26,8 @@ func openMem(_ context.Context, u *url.URL) (blob.Store, error) {
 	if err := CheckParams(u); err != nil {
 		return nil, err
 	}
+	if d := Timeout(u); d > 0 {
+		return blob.WithTimeout(mem.New(nil), d), nil
+	}
 	return mem.New(nil), nil
 }

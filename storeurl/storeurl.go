@@ -20,8 +20,10 @@
 // # Shared parameters
 //
 // Every scheme accepts these query parameters. Open removes them from the
-// URL before the backend sees it and applies them once, as wrappers, in this
-// order: the backend's store, then prefix, then encryption, then readonly.
+// URL before the backend sees it (all but timeout, which it checks and leaves
+// for the backend to read with Timeout) and applies them once, as wrappers,
+// in this order: the backend's store, then prefix, then encryption, then
+// readonly.
 //
 //	prefix=DIR                 scope the store to the keys under DIR (blob.Prefix); DIR must be a valid key
 //	encrypt=age                encrypt every object with age (package crypt)
@@ -30,6 +32,10 @@
 //	age_recipients=age1..,...  comma-separated age recipients (public keys), for encrypt=age;
 //	                           without it, the identities' own
 //	readonly=true              refuse every write (blob.ReadOnly); true, false, 1 or 0
+//	timeout=DURATION           the deadline of each storage call, in Go duration syntax (timeout=1s,
+//	                           timeout=1m30s); it must be positive. Without it, the backend's
+//	                           default: blob.DefaultTimeout (30s). A call that exceeds it fails
+//	                           with blob.ErrTimeout. The backend applies it (see Timeout).
 //
 // Each may appear at most once. Any other parameter belongs to the backend,
 // which rejects the ones it does not know (see CheckParams).
@@ -51,6 +57,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -60,6 +67,7 @@ import (
 const (
 	paramPrefix   = "prefix"
 	paramReadOnly = "readonly"
+	paramTimeout  = "timeout"
 )
 
 // pathScheme is the scheme a bare path (a string with no scheme) opens.
@@ -174,6 +182,9 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 	}
 	readOnly, err := takeReadOnly(query)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTimeout(query); err != nil {
 		return nil, err
 	}
 	crypt := url.Values{}
@@ -302,9 +313,37 @@ func takeReadOnly(query url.Values) (bool, error) {
 	return false, fmt.Errorf("storeurl: readonly=%s: want true, false, 1 or 0", values[0])
 }
 
+// checkTimeout validates the timeout parameter and leaves it in query, in
+// the canonical spelling of its duration, for the backend to read with
+// Timeout.
+func checkTimeout(query url.Values) error {
+	values, ok := query[paramTimeout]
+	if !ok {
+		return nil
+	}
+	d, err := time.ParseDuration(values[0])
+	if err != nil || d <= 0 {
+		return fmt.Errorf("storeurl: timeout=%s: want a positive Go duration such as 1s, 500ms or 2m", values[0])
+	}
+	query.Set(paramTimeout, d.String())
+	return nil
+}
+
+// Timeout returns the duration of u's timeout parameter, or 0 (the
+// backend's default) when u has none or it does not parse. A backend's
+// Open passes it to its Options.Timeout; Open has already refused a
+// malformed or non-positive value.
+func Timeout(u *url.URL) time.Duration {
+	d, err := time.ParseDuration(u.Query().Get(paramTimeout))
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
+}
+
 // sharedParams returns the names of the shared parameters, sorted.
 func sharedParams() []string {
-	return slices.Sorted(slices.Values(append([]string{paramPrefix, paramReadOnly}, encryptParams...)))
+	return slices.Sorted(slices.Values(append([]string{paramPrefix, paramReadOnly, paramTimeout}, encryptParams...)))
 }
 
 // CheckParams returns an error naming every query parameter of u that is

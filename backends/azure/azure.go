@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -45,6 +46,12 @@ type Options struct {
 	// http://127.0.0.1:10000/devstoreaccount1. Empty means the connection
 	// string's, or https://ACCOUNT.blob.core.windows.net.
 	Endpoint string
+
+	// Timeout is the deadline of each storage call (see blob.WithTimeout):
+	// a call the server has not answered by then fails with
+	// blob.ErrTimeout. Zero means blob.DefaultTimeout (30s). The URL
+	// parameter timeout= sets it.
+	Timeout time.Duration
 }
 
 // Open returns a store over the blobs of the container named containerName
@@ -86,7 +93,7 @@ func Open(ctx context.Context, containerName, prefix string, opts *Options) (blo
 			return nil, err
 		}
 	}
-	return &store{client: client, dir: dir}, nil
+	return blob.WithTimeout(&store{client: client, dir: dir}, opts.Timeout), nil
 }
 
 // clientContainer returns the container name in a container client's URL:

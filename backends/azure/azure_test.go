@@ -109,7 +109,7 @@ func TestOpen(t *testing.T) {
 			t.Errorf("%s: Open: %v", tt.name, err)
 			continue
 		}
-		st := s.(*store)
+		st := blob.Unwrap(s).(*store)
 		if got := st.client.URL(); got != tt.url || st.dir != tt.dir {
 			t.Errorf("%s: store on %q, dir %q; want %q, %q", tt.name, got, st.dir, tt.url, tt.dir)
 		}
@@ -120,7 +120,7 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.(*store).client.URL(), "http://127.0.0.1:10000/devstoreaccount1/c"; got != want {
+	if got, want := blob.Unwrap(s).(*store).client.URL(), "http://127.0.0.1:10000/devstoreaccount1/c"; got != want {
 		t.Errorf("Open with %s set: store on %q, want %q", ConnectionStringEnv, got, want)
 	}
 
@@ -129,7 +129,7 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"", "mine"} {
-		if s, err := Open(ctx, name, "p", &Options{Client: client}); err != nil || s.(*store).client != client {
+		if s, err := Open(ctx, name, "p", &Options{Client: client}); err != nil || blob.Unwrap(s).(*store).client != client {
 			t.Errorf("Open(%q) with Options.Client: %v", name, err)
 		}
 	}

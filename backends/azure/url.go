@@ -52,7 +52,7 @@ func parseURL(u *url.URL) (containerName, prefix string, opts *Options, err erro
 			return "", "", nil, fmt.Errorf("azure: parameter %s given %d times", name, n)
 		}
 	}
-	opts = &Options{Account: query.Get(paramAccount), Endpoint: query.Get(paramEndpoint)}
+	opts = &Options{Account: query.Get(paramAccount), Endpoint: query.Get(paramEndpoint), Timeout: storeurl.Timeout(u)}
 	prefix = strings.Trim(u.Path, "/")
 	if p := strings.Trim(query.Get(paramPrefix), "/"); p != "" {
 		prefix = strings.Trim(prefix+"/"+p, "/")

@@ -77,6 +77,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -91,6 +92,12 @@ type Options struct {
 	// objects empty. Meant for scratch directories and tests. False means
 	// every successful write is on disk when it returns.
 	NoSync bool
+
+	// Timeout is the deadline of each call (see blob.WithTimeout), which
+	// bounds the wait for the store's lock; a system call the kernel does
+	// not interrupt (a hung network file system) is not cut short. Zero
+	// means blob.DefaultTimeout (30s). The URL parameter timeout= sets it.
+	Timeout time.Duration
 }
 
 // Open returns a store over the directory dir, creating it with mode 0700

@@ -42,7 +42,7 @@ func open(root string, opts *Options) (blob.Store, error) {
 		return nil, fmt.Errorf("file: lock file: %w", err)
 	}
 	s.removeTrash()
-	return s, nil
+	return blob.WithTimeout(s, opts.Timeout), nil
 }
 
 // errSymlink is the cause of errors about symbolic links under the root.

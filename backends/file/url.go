@@ -43,5 +43,5 @@ func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
 	if dir == "" {
 		return nil, errors.New("file: the URL names no directory: want file:///abs/dir, file:rel/dir or a plain path")
 	}
-	return Open(ctx, dir, nil)
+	return Open(ctx, dir, &Options{Timeout: storeurl.Timeout(u)})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
@@ -29,6 +30,12 @@ type Options struct {
 	// sent no credentials. Empty means the STORAGE_EMULATOR_HOST server
 	// when that variable is set, and Google's endpoint otherwise.
 	Endpoint string
+
+	// Timeout is the deadline of each storage call (see blob.WithTimeout):
+	// a call the server has not answered by then fails with
+	// blob.ErrTimeout. Zero means blob.DefaultTimeout (30s). The URL
+	// parameter timeout= sets it.
+	Timeout time.Duration
 }
 
 // newClient creates the client for a store opened without Options.Client.

@@ -172,7 +172,7 @@ func Open(ctx context.Context, bucket, prefix string, opts *Options) (blob.Store
 	} else if opts.Endpoint != "" {
 		return nil, errors.New("gcs: Options.Client is set: leave Endpoint empty and configure the client instead")
 	}
-	return &store{client: client, bucket: client.Bucket(bucket), dir: dir, owned: owned}, nil
+	return blob.WithTimeout(&store{client: client, bucket: client.Bucket(bucket), dir: dir, owned: owned}, opts.Timeout), nil
 }
 
 // Close marks the store closed and releases the client Open created. See

@@ -50,7 +50,7 @@ func parseURL(u *url.URL) (bucket, prefix string, opts *Options, err error) {
 	if n := len(query[paramEndpoint]); n > 1 {
 		return "", "", nil, fmt.Errorf("gcs: parameter %s given %d times", paramEndpoint, n)
 	}
-	opts = &Options{Endpoint: query.Get(paramEndpoint)}
+	opts = &Options{Endpoint: query.Get(paramEndpoint), Timeout: storeurl.Timeout(u)}
 	prefix = strings.Trim(u.Path, "/")
 	if p := strings.Trim(query.Get(paramPrefix), "/"); p != "" {
 		prefix = strings.Trim(prefix+"/"+p, "/")

@@ -22,11 +22,14 @@ const DefaultPrefix = "cloudmem"
 //	seq      the version counter, INCR'd on every write
 //	w:ID     the outcome of the write with id ID, kept briefly so that a
 //	         client's retry of that write is answered, not re-run
+//	l:KEY    the lock on blob key KEY (a string: its holder's token, with
+//	         an expiry), while someone holds it, and l:KEY\xffwake the
+//	         list that wakes its waiters (see Lock)
 //
 // Because PREFIX contains no '}', the first '}' of a name ends it, so the
 // prefix can be read back from any name: two different prefixes never
 // produce the same name. The KINDs are told apart by what follows the
-// "}:" ("o:", "idx", "seq", "w:"), so no two kinds collide either. And since
+// "}:" ("o:", "idx", "seq", "w:", "l:"), so no two kinds collide either. And since
 // Redis Cluster hashes only the text between the first '{' and the next
 // '}', every key of one store hashes to the same slot, which makes the
 // multi-key Lua scripts legal on a cluster.
@@ -35,16 +38,19 @@ type keys struct {
 	idx   string
 	seq   string
 	write string // "cm:{PREFIX}:w:"
+	lock  string // "cm:{PREFIX}:l:", the lock names' common start
 }
 
 func newKeys(prefix string) keys {
 	base := "cm:{" + prefix + "}:"
-	return keys{obj: base + "o:", idx: base + "idx", seq: base + "seq", write: base + "w:"}
+	return keys{obj: base + "o:", idx: base + "idx", seq: base + "seq", write: base + "w:", lock: base + "l:"}
 }
 
 func (k keys) object(key string) string { return k.obj + key }
 
 func (k keys) writeMark(id string) string { return k.write + id }
+
+func (k keys) lockName(key string) string { return k.lock + key }
 
 // checkPrefix normalises and validates a store prefix: "" becomes
 // DefaultPrefix; surrounding '/' are dropped (as blob.Prefix does, so that

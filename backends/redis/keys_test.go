@@ -33,8 +33,8 @@ func TestCheckPrefix(t *testing.T) {
 
 func TestKeyNames(t *testing.T) {
 	k := newKeys("agents/7")
-	got := []string{k.object("notes/a.md"), k.idx, k.seq, k.writeMark("ID")}
-	want := []string{"cm:{agents/7}:o:notes/a.md", "cm:{agents/7}:idx", "cm:{agents/7}:seq", "cm:{agents/7}:w:ID"}
+	got := []string{k.object("notes/a.md"), k.idx, k.seq, k.writeMark("ID"), k.lockName("notes/a.md")}
+	want := []string{"cm:{agents/7}:o:notes/a.md", "cm:{agents/7}:idx", "cm:{agents/7}:seq", "cm:{agents/7}:w:ID", "cm:{agents/7}:l:notes/a.md"}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("name %d = %q, want %q", i, got[i], want[i])

@@ -36,6 +36,13 @@ type Options struct {
 	// any other. Surrounding '/' are dropped; the rest must be a valid blob
 	// key without '{' or '}'. "" means DefaultPrefix.
 	Prefix string
+
+	// Timeout is the deadline of each storage call (see blob.WithTimeout), and of
+	// loading the scripts in Open:
+	// a call the server has not answered by then fails with
+	// blob.ErrTimeout. Zero means blob.DefaultTimeout (30s). The URL
+	// parameter timeout= sets it.
+	Timeout time.Duration
 }
 
 // Open returns a store over client, which may be a *goredis.Client, a
@@ -52,9 +59,17 @@ func Open(ctx context.Context, client goredis.UniversalClient, opts *Options) (b
 	return open(ctx, client, opts, false, "")
 }
 
+// timeout is the per-call deadline opts asks for.
+func (o *Options) timeout() time.Duration {
+	if o == nil || o.Timeout <= 0 {
+		return blob.DefaultTimeout
+	}
+	return o.Timeout
+}
+
 // open is Open for a client the store may own (owned: Close closes it) and
 // whose password (secret) must never appear in an error.
-func open(ctx context.Context, client goredis.UniversalClient, opts *Options, owned bool, secret string) (*store, error) {
+func open(ctx context.Context, client goredis.UniversalClient, opts *Options, owned bool, secret string) (blob.Store, error) {
 	if client == nil {
 		return nil, errors.New("redis: Open: nil client")
 	}
@@ -69,13 +84,17 @@ func open(ctx context.Context, client goredis.UniversalClient, opts *Options, ow
 	if err := ctx.Err(); err != nil {
 		return nil, s.wrapErr(ctx, "open", prefix, nil, err)
 	}
+	load, cancel := context.WithTimeout(ctx, opts.timeout())
+	defer cancel()
 	for _, sc := range scripts {
-		load := func() (string, error) { return sc.Load(ctx, client).Result() }
-		if _, err := call(ctx, load); err != nil {
+		if _, err := call(load, func() (string, error) { return sc.Load(load, client).Result() }); err != nil {
+			if load.Err() != nil && ctx.Err() == nil {
+				err = &blob.TimeoutError{Op: "open", Key: prefix, After: opts.timeout(), Err: err}
+			}
 			return nil, s.wrapErr(ctx, "open", prefix, nil, err)
 		}
 	}
-	return s, nil
+	return blob.WithTimeout(s, opts.timeout()), nil
 }
 
 // store is the blob.Store over one prefix of one Redis database.
@@ -84,6 +103,7 @@ type store struct {
 	keys   keys
 	owned  bool   // Close closes client
 	secret string // the password, scrubbed from errors
+	locks  localLocks
 }
 
 var (

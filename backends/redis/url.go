@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -35,7 +36,7 @@ func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
 		return nil, err
 	}
 	client := cfg.newClient()
-	s, err := open(ctx, client, &Options{Prefix: cfg.prefix}, true, cfg.password())
+	s, err := open(ctx, client, &Options{Prefix: cfg.prefix, Timeout: cfg.timeout}, true, cfg.password())
 	if err != nil {
 		_ = client.Close() // the open error is the one worth reporting
 		return nil, err
@@ -47,6 +48,7 @@ func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
 // of either one server or a cluster.
 type urlConfig struct {
 	prefix  string
+	timeout time.Duration           // of each call; 0: blob.DefaultTimeout
 	single  *goredis.Options        // redis://, rediss://
 	cluster *goredis.ClusterOptions // redis-cluster://, rediss-cluster://
 }
@@ -81,8 +83,9 @@ func parseURL(u *url.URL, getenv func(string) string) (urlConfig, error) {
 		return urlConfig{}, fmt.Errorf("redis: %s URL: unexpected path %q: a cluster has only database 0", scheme, u.Path)
 	}
 	query := u.Query()
-	cfg := urlConfig{prefix: query.Get("prefix")}
+	cfg := urlConfig{prefix: query.Get("prefix"), timeout: storeurl.Timeout(u)}
 	query.Del("prefix")
+	query.Del("timeout") // storeurl's, applied by the store; go-redis has no such option
 
 	var user, password string
 	if u.User != nil {

@@ -97,6 +97,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -136,6 +137,12 @@ type Options struct {
 	// PathStyle addresses the bucket in the URL path instead of the host
 	// name. MinIO needs it. False means virtual-hosted style.
 	PathStyle bool
+
+	// Timeout is the deadline of each storage call (see blob.WithTimeout):
+	// a call the server has not answered by then fails with
+	// blob.ErrTimeout. Zero means blob.DefaultTimeout (30s). The URL
+	// parameter timeout= sets it.
+	Timeout time.Duration
 }
 
 // Open returns a store over the objects of bucket under prefix: store key k
@@ -169,7 +176,7 @@ func Open(ctx context.Context, bucket, prefix string, opts *Options) (blob.Store
 	} else if opts.Region != "" || opts.Endpoint != "" || opts.PathStyle {
 		return nil, errors.New("s3: Options.Client is set: leave Region, Endpoint and PathStyle empty and configure the client instead")
 	}
-	return &store{client: client, bucket: bucket, dir: dir}, nil
+	return blob.WithTimeout(&store{client: client, bucket: bucket, dir: dir}, opts.Timeout), nil
 }
 
 // newClient builds a client from the SDK's default chain and opts.

@@ -119,14 +119,14 @@ func TestOpenRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.(*store).client.Options().Region; got != defaultEndpointRegion {
+	if got := blob.Unwrap(s).(*store).client.Options().Region; got != defaultEndpointRegion {
 		t.Fatalf("region with an endpoint and no chain = %q, want %q", got, defaultEndpointRegion)
 	}
 	t.Setenv("AWS_REGION", "eu-central-1")
 	if s, err = Open(ctx, "b", "", &Options{Endpoint: "http://127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.(*store).client.Options().Region; got != "eu-central-1" {
+	if got := blob.Unwrap(s).(*store).client.Options().Region; got != "eu-central-1" {
 		t.Fatalf("region from AWS_REGION = %q, want eu-central-1", got)
 	}
 }

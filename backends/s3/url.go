@@ -48,7 +48,7 @@ func parseURL(u *url.URL) (bucket, prefix string, opts *Options, err error) {
 		return "", "", nil, fmt.Errorf("s3: bucket %q has a port: use endpoint= for a server's address", u.Host)
 	}
 	query := u.Query() // CheckParams has parsed it
-	opts = &Options{Region: query.Get(paramRegion), Endpoint: query.Get(paramEndpoint)}
+	opts = &Options{Region: query.Get(paramRegion), Endpoint: query.Get(paramEndpoint), Timeout: storeurl.Timeout(u)}
 	for _, name := range []string{paramRegion, paramEndpoint, paramPathStyle} {
 		if len(query[name]) > 1 {
 			return "", "", nil, fmt.Errorf("s3: parameter %s given %d times", name, len(query[name]))

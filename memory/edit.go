@@ -120,16 +120,16 @@ type survey struct {
 	files        int    // files in the store; only with the file limit on
 }
 
-// survey answers create's questions with one List: of the whole store when
-// the file limit is on (it needs the count), otherwise of the key's first
-// path segment, which covers the key, its ancestors and everything beneath
-// it.
+// survey answers create's questions. With the file limit on, one List of
+// the whole store (or of the key's mount) gives the count and answers every
+// other question at once. With the limit off, it costs nothing that grows
+// with the store: probe.
 func (h *Handler) survey(ctx context.Context, key string) (survey, error) {
+	if h.maxFiles < 0 {
+		return h.probe(ctx, key)
+	}
 	var s survey
 	prefix := h.countPrefix(key) // a mount's files on a mount table (mount.go)
-	if h.maxFiles < 0 {
-		prefix, _, _ = strings.Cut(key, "/")
-	}
 	for info, err := range h.store.List(ctx, prefix) {
 		if err != nil {
 			return s, err
@@ -146,6 +146,42 @@ func (h *Handler) survey(ctx context.Context, key string) (survey, error) {
 			s.isDir = true
 		case within(key, k) && (s.fileAncestor == "" || len(k) < len(s.fileAncestor)):
 			s.fileAncestor = k
+		}
+	}
+	return s, nil
+}
+
+// probe answers create's questions without a count: one Stat of the key;
+// when it is no file, one List of its directory up to the first memory file;
+// then, unless it exists already, one Stat per ancestor from the top, which
+// stops at the first (highest) that is a file.
+func (h *Handler) probe(ctx context.Context, key string) (survey, error) {
+	var s survey
+	info, err := h.store.Stat(ctx, key)
+	switch {
+	case err == nil:
+		s.isFile, s.version = true, info.Version
+	case !errors.Is(err, blob.ErrNotExist):
+		return s, err
+	default:
+		if s.isDir, err = h.isDir(ctx, key); err != nil {
+			return s, err
+		}
+	}
+	if s.isDir || s.isFile && !h.overwrite {
+		return s, nil // create reports that it exists, before any ancestor
+	}
+	for i := range len(key) {
+		if key[i] != '/' {
+			continue
+		}
+		_, err := h.store.Stat(ctx, key[:i])
+		switch {
+		case err == nil:
+			s.fileAncestor = key[:i]
+			return s, nil
+		case !errors.Is(err, blob.ErrNotExist):
+			return s, err
 		}
 	}
 	return s, nil

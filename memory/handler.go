@@ -52,8 +52,10 @@
 //	create (file limit on)           1 List of the whole store + 1 Put(IfAbsent)
 //	                                 + the check for a clash: 1 List of the
 //	                                 key's directory + 1 Stat per ancestor
-//	create (MaxFiles < 0)            1 List of the key's first path segment
-//	                                 + 1 Put(IfAbsent) + the check for a clash
+//	create (MaxFiles < 0)            1 Stat of the key + 1 List of its directory
+//	                                 (up to a first file) + 1 Stat per ancestor
+//	                                 + 1 Put(IfAbsent) + the check for a clash:
+//	                                 nothing that grows with the store
 //	create, overwriting a file       1 List (as above) + 1 Put(IfVersion)
 //	str_replace, insert              1 Get + 1 Put(IfVersion)
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
@@ -115,8 +117,12 @@ type Options struct {
 	// MaxFileBytes caps a memory file's size. 0 means DefaultMaxFileBytes.
 	MaxFileBytes int64
 	// MaxFiles caps the number of files in the store (hidden files count,
-	// bookkeeping under .cloudmem/ does not). 0 means DefaultMaxFiles;
-	// negative means no limit.
+	// reserved bookkeeping keys do not). 0 means DefaultMaxFiles; negative
+	// means no limit, and then create lists nothing that grows with the
+	// store. The count is the one create's listing shows before it writes:
+	// a create never succeeds when its listing held MaxFiles files, but k
+	// creates racing when the store holds MaxFiles-1 may all succeed, so
+	// the store may hold up to MaxFiles+k-1 files.
 	MaxFiles int
 	// ViewLimit caps a file view's numbered lines, in Unicode code points.
 	// 0 means DefaultViewLimit; negative means no truncation.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,7 +27,9 @@ import (
 // mcp.StdioTransport speaks on os.Stdin and os.Stdout) and over streamable
 // HTTP on loopback. The stdio and http runs use the SDK's client, so they
 // count its work too; the -raw runs send prepared request bytes and read the
-// answer's bytes, so they count the server's work and the transport only.
+// answer's bytes, so they count the server's work and the transport only;
+// the sdk-floor runs do the same against the SDK's own server with a bare
+// tool over the handler, so the difference from them is this package's cost.
 // The difference per call is the overhead of MCP (README, "MCP server"):
 //
 //	go test ./mcpserver -run '^$' -bench MCP -benchtime 2000x
@@ -74,7 +77,12 @@ func BenchmarkMCP(b *testing.B) {
 			return func(in []byte) memory.Result { return call(context.Background(), cs, in) }
 		}},
 		{"stdio-raw", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
-			return rawStdio(b, mcpserver.New(h, &mcpserver.Options{Logger: quiet}))
+			return rawStdio(b, mcpserver.New(h, &mcpserver.Options{Logger: quiet}).Run)
+		}},
+		// The floors: the SDK's own server with a bare tool that hands the
+		// arguments to the handler, and nothing else.
+		{"stdio-raw-sdk-floor", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			return rawStdio(b, floorServer(h).Run)
 		}},
 		{"http-raw", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
 			srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{Logger: quiet,
@@ -83,6 +91,15 @@ func BenchmarkMCP(b *testing.B) {
 				b.Fatal(err)
 			}
 			ts := httptest.NewServer(srv)
+			b.Cleanup(ts.Close)
+			return rawHTTP(b, ts.URL)
+		}},
+		{"http-raw-sdk-floor", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			srv := floorServer(h)
+			mux := http.NewServeMux()
+			mux.Handle(mcpserver.MCPPath, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+				&mcp.StreamableHTTPOptions{JSONResponse: true, Logger: quiet}))
+			ts := httptest.NewServer(mux)
 			b.Cleanup(ts.Close)
 			return rawHTTP(b, ts.URL)
 		}},
@@ -152,6 +169,17 @@ func connectPipes(tb testing.TB, srv *mcpserver.Server) *mcp.ClientSession {
 	return cs
 }
 
+// floorServer is the SDK's server with one bare tool over h.
+func floorServer(h *memory.Handler) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "floor"}, &mcp.ServerOptions{Logger: quiet})
+	srv.AddTool(&mcp.Tool{Name: "memory", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r := h.Execute(ctx, req.Params.Arguments)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}, nil
+		})
+	return srv
+}
+
 // jsonRPCCall is the tools/call request of a memory command input.
 func jsonRPCCall(id int, input []byte) []byte {
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory","arguments":%s}}`, id, input)
@@ -166,8 +194,8 @@ func checkRaw(b *testing.B, answer []byte) memory.Result {
 	return memory.Result{Text: "Here's the content"}
 }
 
-// rawStdio serves srv over OS pipes and talks to it with prepared lines.
-func rawStdio(b *testing.B, srv *mcpserver.Server) func([]byte) memory.Result {
+// rawStdio serves run over OS pipes and talks to it with prepared lines.
+func rawStdio(b *testing.B, run func(context.Context, mcp.Transport) error) func([]byte) memory.Result {
 	toServer, fromClient, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -178,7 +206,7 @@ func rawStdio(b *testing.B, srv *mcpserver.Server) func([]byte) memory.Result {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, &mcp.IOTransport{Reader: toServer, Writer: fromServer}) }()
+	go func() { done <- run(ctx, &mcp.IOTransport{Reader: toServer, Writer: fromServer}) }()
 	b.Cleanup(func() {
 		fromClient.Close()
 		stop()

@@ -666,3 +666,51 @@ func TestRunWaitsForCommands(t *testing.T) {
 		t.Errorf("a.md = %q, want the new content", got["a.md"])
 	}
 }
+
+// TestClosedServerRefuses: after Close, a command gets an error result and
+// changes nothing.
+func TestClosedServerRefuses(t *testing.T) {
+	store := mem.New(nil)
+	h, err := memory.New(store, memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcpserver.New(h, &mcpserver.Options{Logger: quiet})
+	cs := connectInMemory(t, srv)
+	srv.Close()
+	want := memory.Result{Text: "Error: The memory server is shutting down; no change was made. Try the command again.", IsError: true}
+	if got := call(t.Context(), cs, []byte(`{"command":"create","path":"/memories/a.md","file_text":"a"}`)); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if n := len(snapshot(t, store, "")); n != 0 {
+		t.Errorf("%d objects after a refused create", n)
+	}
+	if err := srv.Wait(t.Context()); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+}
+
+// TestHTTPTenantStoreFails: a tenant whose memory cannot be opened gets
+// 503 and no detail of why; a later request opens it again.
+func TestHTTPTenantStoreFails(t *testing.T) {
+	fail := true
+	srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{Tokens: teamTokens(t), Logger: quiet,
+		Open: func(_ context.Context, tn *mcpserver.Tenant) (*memory.Handler, error) {
+			if fail {
+				return nil, errors.New("dial tcp 10.0.0.7:6379: connection refused (password=hunter2)")
+			}
+			return memory.New(mem.New(nil), memory.Options{})
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	if status, body := rawPost(t, ts.URL, aliceToken, "", initialize); status != 503 || body != "the memory store is not available\n" {
+		t.Errorf("got %d %q", status, body)
+	}
+	fail = false
+	if r := call(t.Context(), connectHTTP(t, ts.URL, aliceToken), []byte(`{"command":"view","path":"/memories"}`)); r.IsError {
+		t.Errorf("after the store came back: %+v", r)
+	}
+}

@@ -21,9 +21,6 @@ const ToolName = "memory"
 // DefaultCommandTimeout bounds one command when Options.CommandTimeout is 0.
 const DefaultCommandTimeout = 60 * time.Second
 
-// ErrNotServing is the error of a command that a closing Server refuses.
-var ErrNotServing = errors.New("mcpserver: the server is shutting down")
-
 // Options configures a Server. The zero value is ready to use.
 type Options struct {
 	// Actor names who runs the commands (see blob.WithActor): a tenant's

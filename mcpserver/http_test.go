@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -693,10 +694,11 @@ func TestClosedServerRefuses(t *testing.T) {
 // TestHTTPTenantStoreFails: a tenant whose memory cannot be opened gets
 // 503 and no detail of why; a later request opens it again.
 func TestHTTPTenantStoreFails(t *testing.T) {
-	fail := true
+	var fail atomic.Bool
+	fail.Store(true)
 	srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{Tokens: teamTokens(t), Logger: quiet,
-		Open: func(_ context.Context, tn *mcpserver.Tenant) (*memory.Handler, error) {
-			if fail {
+		Open: func(context.Context, *mcpserver.Tenant) (*memory.Handler, error) {
+			if fail.Load() {
 				return nil, errors.New("dial tcp 10.0.0.7:6379: connection refused (password=hunter2)")
 			}
 			return memory.New(mem.New(nil), memory.Options{})
@@ -709,7 +711,7 @@ func TestHTTPTenantStoreFails(t *testing.T) {
 	if status, body := rawPost(t, ts.URL, aliceToken, "", initialize); status != 503 || body != "the memory store is not available\n" {
 		t.Errorf("got %d %q", status, body)
 	}
-	fail = false
+	fail.Store(false)
 	if r := call(t.Context(), connectHTTP(t, ts.URL, aliceToken), []byte(`{"command":"view","path":"/memories"}`)); r.IsError {
 		t.Errorf("after the store came back: %+v", r)
 	}

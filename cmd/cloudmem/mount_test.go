@@ -73,7 +73,7 @@ func TestMountFlagErrors(t *testing.T) {
 func TestMountOpenFails(t *testing.T) {
 	missing := t.TempDir() + "/missing"
 	code, stdout, stderr := cloudmem([]string{"--mount", "a=mem://", "--mount", "b=" + missing, "view", "/memories"}, "", nil)
-	if want := "cloudmem view: mount b: the store does not exist: no directory " + missing + "\n"; code != exitFail || stdout != "" || stderr != want {
+	if want := "cloudmem view: mount b: the store does not exist: no directory " + missing + " (the first write creates it)\n"; code != exitFail || stdout != "" || stderr != want {
 		t.Errorf("view = %d, stdout %q, stderr %q; want %d and %q", code, stdout, stderr, exitFail, want)
 	}
 }

@@ -103,7 +103,6 @@ type store struct {
 	keys   keys
 	owned  bool   // Close closes client
 	secret string // the password, scrubbed from errors
-	locks  localLocks
 }
 
 var (

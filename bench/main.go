@@ -1,9 +1,10 @@
 // Command bench measures every memory command on every backend against
 // the floor the backend allows, and writes the results as Markdown, CSV and
-// a PNG plot. Run it with the storage emulators up (bench/run.sh starts
-// them):
+// a PNG plot. It is a module of its own, so that its plotting dependency
+// stays out of the library's go.mod. Run it with the storage emulators up
+// (bench/run.sh starts them), from this directory:
 //
-//	go run ./bench -out docs
+//	go run . -out ../docs
 //
 // It writes benchmarks.md, benchmarks.csv and benchmarks.png in the -out
 // directory (see docs/benchmarks.md for what is measured and how), and
@@ -109,7 +110,7 @@ func main() {
 // commandLine returns the command that ran with args, for the report,
 // leaving out the -servers text, which the report shows on its own.
 func commandLine(args []string) string {
-	out := []string{"go run ./bench"}
+	out := []string{"go run ."}
 	for i := 0; i < len(args); i++ {
 		switch a := strings.TrimLeft(args[i], "-"); {
 		case a == "servers":

@@ -14,7 +14,7 @@ import (
 func (r *report) markdown(w *bytes.Buffer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("# Benchmarks\n\n")
-	p("Written by `bash bench/run.sh` (which starts the storage servers and runs `go run ./bench -out docs`);\n")
+	p("Written by `bash bench/run.sh` (which starts the storage servers and runs `go run . -out ../docs` in bench/);\n")
 	p("do not edit by hand. The same numbers are in `benchmarks.csv`; `benchmarks.png` plots the scale test.\n\n")
 	if r.cfg.quick {
 		p("**This is a -quick run: a few iterations on small stores, to check the benchmark. Its numbers mean nothing.**\n\n")

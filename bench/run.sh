@@ -5,12 +5,12 @@
 #
 # It starts the storage servers the way the integration tests do (integration/emulators.sh up: MinIO,
 # fake-gcs-server, Azurite and Redis on 127.0.0.1, installing what is missing), loads their settings,
-# and runs `go run ./bench -out docs`, which measures every backend and writes docs/benchmarks.md,
+# and runs `go run . -out ../docs` in bench/ (a module of its own), which measures every backend and writes docs/benchmarks.md,
 # docs/benchmarks.csv and docs/benchmarks.png. It takes about half an hour on 2 CPUs. Servers it
 # started are stopped on exit; servers that were all running already are left running.
 #
 # FLAGs go to the benchmark, for example `-backends mem,file,redis` or `-out /tmp/bench`
-# (go run ./bench -help lists them). Exit status: the benchmark's (1 when a measurement failed, a
+# (cd bench && go run . -help lists them). Exit status: the benchmark's (1 when a measurement failed, a
 # command made more storage calls than the call table allows, or the contention test lost an edit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,4 +35,4 @@ redis_version=$(redis-server --version 2>/dev/null | sed -n 's/.* v=\([^ ]*\).*/
 servers="MinIO $(setting MINIO_VERSION), fake-gcs-server $(setting FAKE_GCS_VERSION) (memory backend),"
 servers+=" Azurite $(setting AZURITE_VERSION), Redis ${redis_version:-unknown}; all on this machine, over loopback"
 
-go run ./bench -out docs -servers "$servers" "$@"
+(cd bench && go run . -out ../docs -servers "$servers" "$@")

@@ -5,11 +5,12 @@
 #
 # In order, stopping at the first failure:
 #   1. gofmt        every .go file is formatted (lists the ones that are not)
-#   2. go vet       go vet ./...
+#   2. go vet       go vet ./... (and in bench/)
 #   3. go mod tidy  go.mod and go.sum are tidy (go mod tidy -diff shows what would change)
 #   4. emulators    integration/emulators.sh up: installs what is missing, then starts Redis, MinIO,
 #                   fake-gcs-server and Azurite on 127.0.0.1 (the first run builds MinIO: ~7 minutes)
-#   5. go test      go test -race -count=1 ./..., with the emulators' settings in the environment
+#   5. go test      go test -race -count=1 ./..., with the emulators' settings in the environment, then the
+#                   same in bench/ (a module of its own)
 # and prints a summary. The emulators it started are stopped on exit; servers that were all already
 # running before it started are left running.
 #
@@ -63,11 +64,17 @@ ok
 
 step "go vet"
 go vet ./...
+# bench is a module of its own (its plotting dependency stays out of the library's go.mod).
+(cd bench && go vet ./...)
 ok
 
 step "go mod tidy"
 if ! go mod tidy -diff; then
 	printf 'go.mod/go.sum are not tidy: run go mod tidy and commit the result (the diff is above)\n'
+	exit 1
+fi
+if ! (cd bench && go mod tidy -diff); then
+	printf 'bench/go.mod and bench/go.sum are not tidy: run (cd bench && go mod tidy) and commit the result\n'
 	exit 1
 fi
 ok
@@ -103,4 +110,6 @@ fi
 step "go test"
 # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
 go test $race -count=1 -timeout 30m ${GO_TEST_FLAGS:-} ./...
+# shellcheck disable=SC2086
+(cd bench && go test $race -count=1 -timeout 10m ${GO_TEST_FLAGS:-} ./...)
 ok

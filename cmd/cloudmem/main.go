@@ -126,6 +126,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 // runContext is run with a context that ends the command when done.
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	defer a.startTelemetry(ctx)() // otel.go: OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set
 	root := a.rootCmd()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)

@@ -130,7 +130,7 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, nil))
 	srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{
-		Store: store, Memory: memory.Options{Logger: log}, Tokens: tokens, Actor: actor,
+		Store: store, Memory: a.instrumentOptions(memory.Options{Logger: log}), Tokens: tokens, Actor: actor,
 		MaxRequestBytes: f.maxRequestBytes, Version: version(), Logger: log,
 	})
 	if err != nil {

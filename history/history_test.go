@@ -520,3 +520,43 @@ func sha(data []byte) string {
 	s := sha256.Sum256(data)
 	return hex.EncodeToString(s[:])
 }
+
+// TestCapabilities checks what the Store forwards: read-only, the key
+// budget, locks and Close; and that it refuses a mount table.
+func TestCapabilities(t *testing.T) {
+	ctx := t.Context()
+	if !blob.IsReadOnly(wrap(t, blob.ReadOnly(mem.New(nil)), nil)) || blob.IsReadOnly(wrap(t, mem.New(nil), nil)) {
+		t.Error("ReadOnly is not the inner store's")
+	}
+	p, err := blob.Prefix(mem.New(nil), "tenant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := blob.KeyBytes(wrap(t, p, nil)), blob.KeyBytes(p); got != want {
+		t.Errorf("KeyBytes %d, want the inner store's %d", got, want)
+	}
+	f := newFile(t)
+	hs := wrap(t, f, nil)
+	if _, ok := f.(blob.Locker); ok {
+		unlock, err := hs.Lock(ctx, "a")
+		if err != nil {
+			t.Errorf("Lock over the file store: %v", err)
+		} else {
+			unlock()
+		}
+	}
+	if _, err := wrap(t, mem.New(nil), nil).Lock(ctx, "a"); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Lock over a store without locks: %v, want ErrUnsupported", err)
+	}
+	c := &closeCount{Store: mem.New(nil)}
+	if err := blob.Close(wrap(t, c, nil)); err != nil || c.n != 1 {
+		t.Errorf("Close: %v, inner closed %d times", err, c.n)
+	}
+}
+
+type closeCount struct {
+	blob.Store
+	n int
+}
+
+func (c *closeCount) Close() error { c.n++; return nil }

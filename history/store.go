@@ -90,6 +90,7 @@ var (
 	_ blob.TreeDeleter      = (*Store)(nil)
 	_ blob.ReadOnlyReporter = (*Store)(nil)
 	_ blob.KeyBudgeter      = (*Store)(nil)
+	_ blob.Locker           = (*Store)(nil)
 	_ io.Closer             = (*Store)(nil)
 )
 
@@ -333,6 +334,20 @@ func (s *Store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }
 // KeyBudget is the inner store's: the records' own keys are short and
 // fixed, so the Store takes nothing from the keys its callers may use.
 func (s *Store) KeyBudget() int { return blob.KeyBytes(s.inner) }
+
+// Lock takes the inner store's lock on key (see blob.Locker): a lock is
+// not a change, so it is forwarded unrecorded. It answers
+// errors.ErrUnsupported when the inner store has no locks.
+func (s *Store) Lock(ctx context.Context, key string) (func(), error) {
+	if err := check(key); err != nil {
+		return nil, err
+	}
+	l, ok := s.inner.(blob.Locker)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return l.Lock(ctx, key)
+}
 
 // Close closes the inner store.
 func (s *Store) Close() error { return blob.Close(s.inner) }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/history"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+func init() { register(newDiffCmd) }
+
+// newDiffCmd is "cloudmem diff PATH@V1 [PATH@V2]".
+func newDiffCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff PATH@V1 [PATH@V2]",
+		Short: "Show the changes between two versions of a memory file (unified diff)",
+		Long: "Prints the unified diff from version V1 of the memory file PATH to version V2, or to the\n" +
+			"file's current content when V2 is not given (a deleted file counts as empty). Nothing is\n" +
+			"printed when they are equal.",
+		Args: positional("PATH@V1", "[PATH@V2]"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, id, err := resolveRef(args[0])
+			if err != nil {
+				return err
+			}
+			to, toID := key, ""
+			if len(args) == 2 {
+				if to, toID, err = resolveRef(args[1]); err != nil {
+					return err
+				}
+			}
+			hs, done, err := a.openHistory(cmd.Context(), readOnly)
+			if err != nil {
+				return err
+			}
+			defer done()
+			ctx := cmd.Context()
+			old, _, err := hs.Show(ctx, key, id)
+			if err != nil {
+				return err
+			}
+			var cur []byte
+			bName := memory.PathOf(to)
+			if toID == "" {
+				cur, _, err = hs.Get(ctx, to, blob.MaxObjectBytes)
+				if err != nil && !errors.Is(err, blob.ErrNotExist) {
+					return err
+				}
+			} else {
+				if cur, _, err = hs.Show(ctx, to, toID); err != nil {
+					return err
+				}
+				bName += "@" + toID
+			}
+			_, err = io.WriteString(a.stdout, history.UnifiedDiff(memory.PathOf(key)+"@"+id, bName, old, cur))
+			if err != nil {
+				return fmt.Errorf("writing stdout: %w", err)
+			}
+			return nil
+		},
+	}
+}

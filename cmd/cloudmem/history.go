@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/history"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+func init() { register(newHistoryCmd) }
+
+// newHistoryCmd is "cloudmem history PATH" (the versions of a memory file)
+// and "cloudmem history prune" (apply the store's retention).
+func newHistoryCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "history PATH",
+		Short: "List the versions of a memory file: who changed it, when and how",
+		Long: "Lists every version of the memory file PATH, oldest first, with the versions it had under\n" +
+			"earlier paths (renames) and its deletion: VERSION, TIME, ACTOR, OPERATION, SIZE and PATH.\n" +
+			"The current version is marked with *. A state that has no record (a file that existed\n" +
+			"before history was turned on, or was changed without it) shows as \"unrecorded\".\n" +
+			"--json prints a JSON array instead. History is recorded by stores opened with history=on;\n" +
+			"the history commands read the records of any store.",
+		Args: positional("PATH"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			hs, done, err := a.openHistory(cmd.Context(), readOnly)
+			if err != nil {
+				return err
+			}
+			defer done()
+			key, err := resolveFile(args[0])
+			if err != nil {
+				return err
+			}
+			vs, err := hs.History(cmd.Context(), key)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printVersionsJSON(vs)
+			}
+			return a.printVersions(vs)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of the versions")
+	cmd.AddCommand(newPruneCmd(a))
+	return cmd
+}
+
+// newPruneCmd is "cloudmem history prune".
+func newPruneCmd(a *app) *cobra.Command {
+	var keep int
+	var maxAge string
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove the versions the store's retention no longer keeps",
+		Long: "Removes, from the history of every path, the versions beyond the last history_keep\n" +
+			"and older than history_max_age (the store URL's parameters, or --keep and --max-age).\n" +
+			"The last version of each path and its current version are always kept.",
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			override := func(o *history.Options) error {
+				if cmd.Flags().Changed("keep") {
+					o.Keep = keep
+				}
+				if maxAge != "" {
+					q := url.Values{history.ParamHistory: {"on"}, history.ParamMaxAge: {maxAge}}
+					p, _, err := history.ParseParams(q)
+					if err != nil {
+						return usageErrorf("--max-age %s: want a duration such as 720h or 30d", maxAge)
+					}
+					o.MaxAge = p.MaxAge
+				}
+				if keep < 0 {
+					return usageErrorf("--keep %d: want 0 or more", keep)
+				}
+				return nil
+			}
+			hs, done, err := a.openHistoryWith(cmd.Context(), readWrite, override)
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := hs.Prune(cmd.Context())
+			fmt.Fprintf(a.stdout, "Removed %s, kept %d.\n", plural(res.Removed, "version"), res.Kept)
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&keep, "keep", 0, "keep the last `N` versions of each path (default: the URL's history_keep)")
+	cmd.Flags().StringVar(&maxAge, "max-age", "", "keep the versions younger than `DURATION`, e.g. 720h or 30d (default: the URL's history_max_age)")
+	return cmd
+}
+
+// openHistory opens the configured store for acc with a history Store over
+// it, configured by the URL's history parameters (history=on or not: the
+// records of a store whose history was turned off stay readable).
+func (a *app) openHistory(ctx context.Context, acc access) (*history.Store, func(), error) {
+	return a.openHistoryWith(ctx, acc, nil)
+}
+
+// openHistoryWith is openHistory with a function that adjusts the Options.
+func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*history.Options) error) (*history.Store, func(), error) {
+	if len(a.mounts) > 0 {
+		return nil, nil, usageErrorf("the history commands work on one store: leave out --mount and name it with --store")
+	}
+	raw, opts, err := splitHistoryParams(a.storeURL())
+	if err != nil {
+		return nil, nil, err
+	}
+	if adjust != nil {
+		if err := adjust(&opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	s, err := a.openURL(ctx, raw, acc)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Logger = a.logger()
+	if opts.Actor == "" {
+		opts.Actor = defaultActor(a.getenv)
+	}
+	hs, err := history.New(s, &opts)
+	if err != nil {
+		blob.Close(s)
+		return nil, nil, err
+	}
+	return hs, func() { blob.Close(s) }, nil
+}
+
+// splitHistoryParams takes the history parameters out of a store URL and
+// returns the rest of the URL and the Options they give. A bare path has
+// none.
+func splitHistoryParams(raw string) (string, history.Options, error) {
+	if !hasScheme(raw) || !strings.Contains(raw, "?") {
+		return raw, history.Options{}, nil
+	}
+	base, query, _ := strings.Cut(raw, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return raw, history.Options{}, nil // storeurl reports it
+	}
+	opts, _, err := history.ParseParams(q)
+	if err != nil {
+		return "", history.Options{}, err
+	}
+	for _, name := range history.Params {
+		delete(q, name)
+	}
+	if len(q) == 0 {
+		return base, opts, nil
+	}
+	return base + "?" + q.Encode(), opts, nil
+}
+
+// resolveFile maps a /memories path to its store key, refusing the root.
+func resolveFile(path string) (string, error) {
+	key, err := memory.Resolve(path)
+	if err != nil {
+		return "", err
+	}
+	if key == "" {
+		return "", usageErrorf("%s is the memory directory, not a file", path)
+	}
+	return key, nil
+}
+
+// resolveRef parses PATH@VERSION into a store key and a version id.
+func resolveRef(ref string) (key, id string, err error) {
+	path, id, err := history.ParseRef(ref)
+	if err != nil {
+		return "", "", usageErrorf("%v", err)
+	}
+	key, err = resolveFile(path)
+	return key, id, err
+}
+
+// versionJSON is one version in --json output; paths are memory paths.
+type versionJSON struct {
+	Version      string             `json:"version"`
+	Time         time.Time          `json:"time"`
+	Actor        string             `json:"actor"`
+	Operation    history.Op         `json:"operation"`
+	Path         string             `json:"path"`
+	From         string             `json:"from,omitempty"`
+	Size         int64              `json:"size"`
+	SHA256       string             `json:"sha256"`
+	RestoredFrom string             `json:"restored_from,omitempty"`
+	Redacted     *history.Redaction `json:"redacted,omitempty"`
+	Current      bool               `json:"current"`
+}
+
+func toJSON(v history.Version) versionJSON {
+	out := versionJSON{Version: v.ID, Time: v.Time, Actor: v.Actor, Operation: v.Op, Path: memory.PathOf(v.Path),
+		Size: v.Size, SHA256: v.SHA256, RestoredFrom: v.RestoredFrom, Redacted: v.Redacted, Current: v.Current}
+	if v.From != "" {
+		out.From = memory.PathOf(v.From)
+	}
+	return out
+}
+
+func (a *app) printVersionsJSON(vs []history.Version) error {
+	out := make([]versionJSON, len(vs))
+	for i, v := range vs {
+		out[i] = toJSON(v)
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("writing stdout: %w", err)
+	}
+	return nil
+}
+
+// printVersions writes the table of history PATH.
+func (a *app) printVersions(vs []history.Version) error {
+	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "  VERSION\tTIME\tACTOR\tOPERATION\tSIZE\tPATH")
+	for _, v := range vs {
+		mark, id, when, op := " ", v.ID, "-", string(v.Op)
+		if v.Current {
+			mark = "*"
+		}
+		if id == "" {
+			id = "-"
+		}
+		if !v.Time.IsZero() {
+			when = v.Time.UTC().Format(time.RFC3339)
+		}
+		if v.Redacted != nil {
+			op += " (redacted)"
+		}
+		path := memory.PathOf(v.Path)
+		if v.From != "" {
+			path += " (from " + memory.PathOf(v.From) + ")"
+		}
+		actor := v.Actor
+		if actor == "" {
+			actor = "-"
+		}
+		fmt.Fprintf(w, "%s %s\t%s\t%s\t%s\t%d\t%s\n", mark, id, when, actor, op, v.Size, path)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing stdout: %w", err)
+	}
+	return nil
+}

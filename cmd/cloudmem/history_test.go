@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/history"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// seedHistory writes a file's life through a history Store over the
+// shared store of the test: created by "session 42", edited by the
+// default actor, renamed. It returns the store's URL and the versions.
+func seedHistory(t *testing.T) (string, []history.Version) {
+	t.Helper()
+	name := storeName(t)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	hs, err := history.New(sharedStore(name), &history.Options{Actor: "seed",
+		Now: func() time.Time { at = at.Add(time.Minute); return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := memory.New(hs, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := blob.WithActor(context.Background(), "session 42")
+	for _, r := range []memory.Result{
+		h.Create(ctx, "/memories/a.md", "one\ntwo\n"),
+		h.StrReplace(context.Background(), "/memories/a.md", "two", "2"),
+		h.Rename(ctx, "/memories/a.md", "/memories/b.md"),
+	} {
+		if r.IsError {
+			t.Fatal(r.Text)
+		}
+	}
+	vs, err := hs.History(ctx, "b.md")
+	if err != nil || len(vs) != 3 {
+		t.Fatalf("seeded history %v, %v", vs, err)
+	}
+	return "shared://" + name, vs
+}
+
+func TestHistoryTable(t *testing.T) {
+	store, vs := seedHistory(t)
+	code, out, errOut := cloudmem([]string{"history", "/memories/b.md", "--store", store}, "", nil)
+	want := fmt.Sprintf(`  VERSION           TIME                  ACTOR       OPERATION  SIZE  PATH
+  %s  2026-12-01T09:01:00Z  session 42  created    8     /memories/a.md
+  %s  2026-12-01T09:02:00Z  seed        modified   6     /memories/a.md
+* %s  2026-12-01T09:03:00Z  session 42  renamed    6     /memories/b.md (from /memories/a.md)
+`, vs[0].ID, vs[1].ID, vs[2].ID)
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("history: code %d, stderr %q, stdout\n%s\nwant\n%s", code, errOut, out, want)
+	}
+}
+
+func TestHistoryJSON(t *testing.T) {
+	store, vs := seedHistory(t)
+	code, out, errOut := cloudmem([]string{"history", "--json", "/memories/b.md", "--store", store}, "", nil)
+	if code != 0 || errOut != "" {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not a JSON array: %v\n%s", err, out)
+	}
+	want := []map[string]any{
+		{"version": vs[0].ID, "time": "2026-12-01T09:01:00Z", "actor": "session 42", "operation": "created",
+			"path": "/memories/a.md", "size": 8.0, "sha256": sha256Hex("one\ntwo\n"), "current": false},
+		{"version": vs[1].ID, "time": "2026-12-01T09:02:00Z", "actor": "seed", "operation": "modified",
+			"path": "/memories/a.md", "size": 6.0, "sha256": sha256Hex("one\n2\n"), "current": false},
+		{"version": vs[2].ID, "time": "2026-12-01T09:03:00Z", "actor": "session 42", "operation": "renamed",
+			"path": "/memories/b.md", "from": "/memories/a.md", "size": 6.0, "sha256": sha256Hex("one\n2\n"), "current": true},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("history --json:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestShowDiffRestore(t *testing.T) {
+	store, vs := seedHistory(t)
+	ref := "/memories/b.md@" + vs[0].ID
+	if code, out, errOut := cloudmem([]string{"show", ref, "--store", store}, "", nil); code != 0 || out != "one\ntwo\n" || errOut != "" {
+		t.Errorf("show: %d %q %q", code, out, errOut)
+	}
+	wantDiff := "--- /memories/b.md@" + vs[0].ID + "\n+++ /memories/b.md\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+	if code, out, errOut := cloudmem([]string{"diff", ref, "--store", store}, "", nil); code != 0 || out != wantDiff || errOut != "" {
+		t.Errorf("diff against current: %d %q %q\nwant %q", code, out, errOut, wantDiff)
+	}
+	wantDiff = "--- /memories/b.md@" + vs[0].ID + "\n+++ /memories/b.md@" + vs[1].ID + "\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+	if code, out, _ := cloudmem([]string{"diff", ref, "/memories/b.md@" + vs[1].ID, "--store", store}, "", nil); code != 0 || out != wantDiff {
+		t.Errorf("diff of two versions: %d %q\nwant %q", code, out, wantDiff)
+	}
+	code, out, errOut := cloudmem([]string{"restore", ref, "--actor", "ops", "--store", store}, "", nil)
+	hs, _ := history.New(sharedStore(strings.TrimPrefix(store, "shared://")), nil)
+	after, _ := hs.History(context.Background(), "b.md")
+	want := fmt.Sprintf("Restored /memories/b.md to version %s: new version %s.\n", vs[0].ID, after[len(after)-1].ID)
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("restore: %d %q %q, want %q", code, out, errOut, want)
+	}
+	if last := after[len(after)-1]; len(after) != 4 || last.Actor != "ops" || last.RestoredFrom != vs[0].ID || !last.Current {
+		t.Errorf("history after restore: %+v", after)
+	}
+	// Redacting the version restored (now the current content) is refused.
+	code, _, errOut = cloudmem([]string{"redact", ref, "--store", store}, "", nil)
+	wantErr := fmt.Sprintf("cloudmem redact: history: the version is the file's current content: version %s of \"b.md\" has the content the file holds now; change or delete the file first\n", vs[0].ID)
+	if code != 1 || errOut != wantErr {
+		t.Errorf("redact of the current content: %d %q, want %q", code, errOut, wantErr)
+	}
+	// The middle version can be redacted.
+	code, out, errOut = cloudmem([]string{"redact", "/memories/b.md@" + vs[1].ID, "--store", store}, "", nil)
+	want = fmt.Sprintf("Redacted version %s of /memories/a.md.\nRedacted version %s of /memories/b.md.\n", vs[1].ID, vs[2].ID)
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("redact: %d %q %q, want %q", code, out, errOut, want)
+	}
+}
+
+func TestHistoryBadInput(t *testing.T) {
+	store, _ := seedHistory(t)
+	cases := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"show", "/memories/b.md"}, 2, "cloudmem show: history: malformed PATH@VERSION: \"/memories/b.md\" has no @VERSION\n" +
+			"Usage: cloudmem show PATH@VERSION\nRun 'cloudmem show --help' for more.\n"},
+		{[]string{"show", "/memories/b.md@0123456789abcdef"}, 1, "cloudmem show: history: no such version \"0123456789abcdef\" in the history of \"b.md\"\n"},
+		{[]string{"history", "/memories/none.md"}, 1, "cloudmem history: history: \"none.md\" has no versions: blob: object does not exist\n"},
+		{[]string{"audit", "--since", "yesterday"}, 2, "cloudmem audit: --since yesterday: want a time such as 2026-12-01T09:00:00Z, a date such as 2026-12-01, or a duration such as 24h\n" +
+			"Usage: cloudmem audit\nRun 'cloudmem audit --help' for more.\n"},
+	}
+	for _, c := range cases {
+		code, out, errOut := cloudmem(append(c.args, "--store", store), "", nil)
+		if code != c.code || out != "" || errOut != c.stderr {
+			t.Errorf("%q: code %d, stdout %q, stderr\n%q\nwant %d\n%q", c.args, code, out, errOut, c.code, c.stderr)
+		}
+	}
+}
+
+func TestAuditLines(t *testing.T) {
+	store, vs := seedHistory(t)
+	code, out, errOut := cloudmem([]string{"audit", "--since", "2026-12-01T09:02:00Z", "--actor", "session 42", "--store", store}, "", nil)
+	want := fmt.Sprintf(`{"time":"2026-12-01T09:03:00Z","actor":"session 42","operation":"renamed","path":"/memories/b.md","from":"/memories/a.md","version":"%s","size":6,"sha256":"%s"}
+`, vs[2].ID, sha256Hex("one\n2\n"))
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("audit: %d %q\n%s\nwant\n%s", code, errOut, out, want)
+	}
+	code, out, _ = cloudmem([]string{"audit", "--store", store}, "", nil)
+	if code != 0 || strings.Count(out, "\n") != 3 {
+		t.Errorf("audit of everything: %d\n%s", code, out)
+	}
+}
+
+func TestHistoryPrune(t *testing.T) {
+	store, _ := seedHistory(t)
+	code, out, errOut := cloudmem([]string{"history", "prune", "--keep", "1", "--store", store}, "", nil)
+	if code != 0 || out != "Removed 1 version, kept 2.\n" || errOut != "" {
+		t.Errorf("prune: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = cloudmem([]string{"history", "prune", "--store", store}, "", nil)
+	if code != 0 || out != "Removed 0 versions, kept 2.\n" {
+		t.Errorf("prune with no retention: %d %q", code, out)
+	}
+}
+
+func TestSplitHistoryParams(t *testing.T) {
+	cases := []struct{ in, out string }{
+		{"./memories", "./memories"},
+		{"file:///srv/m?history=on&history_keep=5", "file:///srv/m"},
+		{"s3://b/p?region=x&history=on&history_actor=ci", "s3://b/p?region=x"},
+		{"mem://", "mem://"},
+	}
+	for _, c := range cases {
+		got, _, err := splitHistoryParams(c.in)
+		if err != nil || got != c.out {
+			t.Errorf("splitHistoryParams(%q) = %q, %v; want %q", c.in, got, err, c.out)
+		}
+	}
+	if _, o, err := splitHistoryParams("file:x?history=on&history_keep=5&history_max_age=30d&history_actor=ci"); err != nil ||
+		o.Keep != 5 || o.MaxAge != 30*24*time.Hour || o.Actor != "ci" {
+		t.Errorf("options %+v, %v", o, err)
+	}
+	if _, _, err := splitHistoryParams("file:x?history_keep=5"); err == nil || err.Error() != "history: history_keep needs history=on" {
+		t.Errorf("history_keep without history=on: %v", err)
+	}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newShowCmd) }
+
+// newShowCmd is "cloudmem show PATH@VERSION": the content of one version.
+func newShowCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show PATH@VERSION",
+		Short: "Write the content of one version of a memory file to stdout",
+		Long: "Writes the content of version VERSION (as \"cloudmem history PATH\" lists it) of the memory\n" +
+			"file PATH to stdout, byte for byte. A deletion or a redacted version has none.",
+		Args: positional("PATH@VERSION"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, id, err := resolveRef(args[0])
+			if err != nil {
+				return err
+			}
+			hs, done, err := a.openHistory(cmd.Context(), readOnly)
+			if err != nil {
+				return err
+			}
+			defer done()
+			data, _, err := hs.Show(cmd.Context(), key, id)
+			if err != nil {
+				return err
+			}
+			if _, err := a.stdout.Write(data); err != nil {
+				return fmt.Errorf("writing stdout: %w", err)
+			}
+			return nil
+		},
+	}
+}

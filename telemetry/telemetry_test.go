@@ -25,6 +25,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/claude"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/telemetry"
 )
@@ -563,5 +564,22 @@ func TestGlobalProviderInstalledLater(t *testing.T) {
 	}
 	if want := []string{"storage get", "search_memory"}; !slices.Equal(names, want) {
 		t.Errorf("spans %q, want %q", names, want)
+	}
+}
+
+// Through the Claude SDK glue (the tool runner's BetaTool), the command
+// span is a child of the span the runner's context carries.
+func TestUnderToolRunnerSpan(t *testing.T) {
+	r := newRig(t, telemetry.Options{Backend: "mem"})
+	tool := claude.NewTool(r.handler(t, mem.New(nil), memory.Options{}))
+	ctx, toolSpan := r.tp.Tracer("runner").Start(context.Background(), "execute_tool memory")
+	if _, err := tool.Execute(ctx, []byte(`{"command":"create","path":"/memories/a.md","file_text":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	toolSpan.End()
+	ended := r.spans.Ended()
+	cmd := ended[len(ended)-2]
+	if cmd.Name() != "create_memory" || cmd.Parent().SpanID() != toolSpan.SpanContext().SpanID() {
+		t.Errorf("span %q has parent %v, want create_memory under the tool span %v", cmd.Name(), cmd.Parent().SpanID(), toolSpan.SpanContext().SpanID())
 	}
 }

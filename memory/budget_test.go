@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -35,5 +36,39 @@ func TestPrefixKeyBudget(t *testing.T) {
 	}
 	if got, want := h.Create(t.Context(), fits, "x").Text, "File created successfully at: "+fits; got != want {
 		t.Errorf("create within the budget:\n got %q\nwant %q", got, want)
+	}
+}
+
+// A directory of 20,000 files answers a listing bounded by the view limit:
+// the header, lines within 16,000 code points, and the note, whose counts
+// are those of the whole listing.
+func TestHugeDirectoryListingIsBounded(t *testing.T) {
+	s := mem.New(nil)
+	for i := range 20000 {
+		if _, err := s.Put(t.Context(), fmt.Sprintf("big/f%05d.md", i), []byte("x"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := memory.New(s, memory.Options{Logger: quiet, MaxFiles: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := h.View(t.Context(), "/memories/big", nil).Text
+	header := "Here're the files and directories up to 2 levels deep in /memories/big, excluding hidden items and node_modules:\n"
+	body, ok := strings.CutPrefix(text, header)
+	if !ok {
+		t.Fatalf("no header: %.200q", text)
+	}
+	// Each entry line is "\n1B\t/memories/big/fNNNNN.md": 27 code points;
+	// the first line "19.5K\t/memories/big" 19. (16000-19)/27 = 591 entries.
+	lines, note, _ := strings.Cut(body, "\n[Output truncated: ")
+	if n := len([]rune(lines)); n > memory.DefaultViewLimit {
+		t.Errorf("the listing lines take %d code points, over %d", n, memory.DefaultViewLimit)
+	}
+	if want := "showing 591 of 20000 entries. View a subdirectory to see the rest.]"; note != want {
+		t.Errorf("note: got %q, want %q", note, want)
+	}
+	if got := strings.Count(lines, "\n"); got != 591 {
+		t.Errorf("%d entry lines, want 591", got)
 	}
 }

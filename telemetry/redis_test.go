@@ -138,12 +138,23 @@ func TestRedis(t *testing.T) {
 	}
 
 	m := r.metrics(t)
-	wantBytes := map[string][]string{
+	wantMetrics := map[string][]string{
 		telemetry.MetricBytesWritten:  {"cloudmem.storage.backend=redis cloudmem.storage.operation=put: 54"},
 		telemetry.MetricBytesRead:     {"cloudmem.storage.backend=redis cloudmem.storage.operation=get: 52"},
 		telemetry.MetricStorageErrors: {"cloudmem.storage.backend=redis cloudmem.storage.operation=get error.type=_OTHER: 1"},
+		telemetry.MetricCommandDuration: {
+			"cloudmem.memory.command=create cloudmem.memory.result=error cloudmem.storage.backend=redis error.type=exists gen_ai.operation.name=create_memory: 1",
+			"cloudmem.memory.command=create cloudmem.memory.result=ok cloudmem.storage.backend=redis gen_ai.operation.name=create_memory: 1",
+			"cloudmem.memory.command=delete cloudmem.memory.result=ok cloudmem.storage.backend=redis gen_ai.operation.name=delete_memory: 1",
+			"cloudmem.memory.command=insert cloudmem.memory.result=ok cloudmem.storage.backend=redis gen_ai.operation.name=update_memory: 1",
+			"cloudmem.memory.command=rename cloudmem.memory.result=ok cloudmem.storage.backend=redis gen_ai.operation.name=update_memory: 1",
+			"cloudmem.memory.command=str_replace cloudmem.memory.result=ok cloudmem.storage.backend=redis gen_ai.operation.name=update_memory: 1",
+			"cloudmem.memory.command=view cloudmem.memory.result=error cloudmem.storage.backend=redis error.type=not_found gen_ai.operation.name=search_memory: 1",
+			"cloudmem.memory.command=view cloudmem.memory.result=error cloudmem.storage.backend=redis error.type=storage gen_ai.operation.name=search_memory: 1",
+			"cloudmem.memory.command=view cloudmem.memory.result=ok cloudmem.storage.backend=redis gen_ai.operation.name=search_memory: 2",
+		},
 	}
-	for name, w := range wantBytes {
+	for name, w := range wantMetrics {
 		if got := points(m[name]); !slices.Equal(got, w) {
 			t.Errorf("%s: %q, want %q", name, got, w)
 		}

@@ -26,6 +26,17 @@ func (a *app) addMountFlag(root *cobra.Command) {
 			" (or readonly=true in the URL) makes it read-only; replaces --store")
 }
 
+// mountsScheme starts the name of a configured mount table (mountsName).
+const mountsScheme = "mounts:"
+
+// mountsName names the configured mount table where one string names the
+// store (the state file of a sync, the store a demo reports): "mounts:"
+// and the --mount values in order. It is no store URL: a command that needs
+// one store URL (rekey) refuses it.
+func (a *app) mountsName() string {
+	return mountsScheme + strings.Join(a.mounts, " ")
+}
+
 // mountSpec is one parsed --mount value.
 type mountSpec struct {
 	name     string

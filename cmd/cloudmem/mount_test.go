@@ -77,3 +77,38 @@ func TestMountOpenFails(t *testing.T) {
 		t.Errorf("view = %d, stdout %q, stderr %q; want %d and %q", code, stdout, stderr, exitFail, want)
 	}
 }
+
+// rekey works on one store: a mount table is refused, whole.
+func TestMountRekeyRefused(t *testing.T) {
+	code, stdout, stderr := cloudmem([]string{"--mount", "a=mem://", "rekey", "--to-recipients",
+		"age18z7982fn2z5npan5a8f96zrsurel22kdv2zduj2sdw6fthqmg9psdsk4l7"}, "", nil)
+	want := "cloudmem rekey: rekey works on one store: give it with --store, not --mount"
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || stdout != "" || first != want {
+		t.Errorf("rekey = %d, stdout %q, stderr %q; want %d and first line %q", code, stdout, stderr, exitUsage, want)
+	}
+}
+
+// A sync's default state file is one per folder and store: another set of
+// mounts is another store, and so is a mount table beside the default
+// store.
+func TestMountSyncState(t *testing.T) {
+	env := map[string]string{"HOME": "/home/u"}
+	state := func(mounts ...string) string {
+		a := &app{getenv: func(k string) string { return env[k] }, mounts: mounts}
+		p, err := a.syncStatePath("/notes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	paths := map[string]bool{}
+	for _, p := range []string{state(), state("a=mem://"), state("a=mem://:ro"), state("a=mem://", "b=mem://")} {
+		paths[p] = true
+	}
+	if len(paths) != 4 {
+		t.Errorf("state files %v: want 4 different", paths)
+	}
+	if state("a=mem://") != state("a=mem://") {
+		t.Error("the same mounts give two state files")
+	}
+}

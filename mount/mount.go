@@ -42,8 +42,9 @@
 // Each call reaches exactly one mounted store and makes the same call
 // there, except: a List whose prefix spans several mounts (the empty prefix,
 // for the root of /memories) makes one List on each of them, in name
-// order; and a Get, Stat or List of a mount point or of a key outside every
-// mount is answered by the table itself, with no storage call.
+// order; a Get or Stat of a mount point, and any read outside every mount,
+// is answered by the table itself, with no storage call; and a write there
+// is refused with none.
 package mount
 
 import (

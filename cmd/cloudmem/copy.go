@@ -77,7 +77,7 @@ func (a *app) copy(ctx context.Context, srcURL, dstURL string, jobs int, overwri
 		return problemsFailure(pe.Problems,
 			fmt.Sprintf("%d of %d files were not copied (%d copied, %d skipped)", len(pe.Problems), stats.Total, stats.Copied, stats.Skipped))
 	case err != nil:
-		return fmt.Errorf("%s (%s copied; run copy again to finish)", srcDst(err), plural(stats.Copied, "file"))
+		return srcDst(err, "", fmt.Sprintf(" (%s copied; run copy again to finish)", plural(stats.Copied, "file")))
 	}
 	fmt.Fprintf(a.stdout, "copied %s, skipped %d that DST already held\n", plural(stats.Copied, "file"), stats.Skipped)
 
@@ -90,7 +90,7 @@ func (a *app) copy(ctx context.Context, srcURL, dstURL string, jobs int, overwri
 			fmt.Sprintf("verification failed: %d of %d files differ", len(pe.Problems), v.Files))
 	}
 	if err != nil {
-		return fmt.Errorf("verify: %s", srcDst(err))
+		return srcDst(err, "verify: ", "")
 	}
 	fmt.Fprintf(a.stdout, "verified %s: every SHA-256 is equal", plural(v.Files, "file"))
 	if v.Extra > 0 {
@@ -100,17 +100,27 @@ func (a *app) copy(ctx context.Context, srcURL, dstURL string, jobs int, overwri
 	return nil
 }
 
-// srcDst returns err's text with transfer's "source:" and "destination:"
-// named as the command line names them, SRC and DST.
-func srcDst(err error) string {
+// srcDst returns err, an error of transfer that starts "source: " or
+// "destination: ", named as the command line names the stores, SRC and
+// DST, between prefix and suffix.
+func srcDst(err error, prefix, suffix string) error {
 	msg := err.Error()
 	for _, r := range [][2]string{{"source: ", "SRC: "}, {"destination: ", "DST: "}} {
 		if rest, ok := strings.CutPrefix(msg, r[0]); ok {
-			return r[1] + rest
+			return &noteError{prefix + r[1], suffix, &textError{rest, err}}
 		}
 	}
-	return msg
+	return &noteError{prefix, suffix, err}
 }
+
+// textError is an error with another text than the error it wraps.
+type textError struct {
+	text string
+	err  error
+}
+
+func (e *textError) Error() string { return e.text }
+func (e *textError) Unwrap() error { return e.err }
 
 // problemsFailure is the error of a command that found problems with some
 // files: one line per problem, then outcome. A problem of kind

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/aws/smithy-go"
 
 	"github.com/cloudmem/cloudmem/memory"
@@ -20,6 +21,9 @@ func (a *app) describe(err error) string {
 	if pe, ok := errors.AsType[*problemsError](err); ok {
 		return pe.Error()
 	}
+	if ne, ok := err.(*noteError); ok {
+		return ne.prefix + a.describe(ne.err) + ne.suffix
+	}
 	if me, ok := errors.AsType[*memory.Error](err); ok && me.Cause != nil {
 		err = me.Cause
 	}
@@ -32,20 +36,36 @@ func (a *app) describe(err error) string {
 		if hint := apiHints[api.ErrorCode()]; hint != "" {
 			msg += " (" + hint + ")"
 		}
+	} else if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
+		if hint := apiHints[re.ErrorCode]; hint != "" {
+			msg = firstLine(msg) + " (" + hint + ")"
+		}
 	}
-	if line, _, cut := strings.Cut(msg, "\n"); cut {
+	if line := firstLine(msg); line != msg {
 		return line + " (--verbose shows the whole error)"
 	}
 	return msg
 }
 
-// apiHints are what to check after an error code of the S3 API.
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// apiHints are what to check after an error code of the S3 or the Azure
+// Blob API.
 var apiHints = map[string]string{
+	// S3
 	"SignatureDoesNotMatch": "check AWS_SECRET_ACCESS_KEY",
 	"InvalidAccessKeyId":    "check AWS_ACCESS_KEY_ID",
 	"AccessDenied":          "check the credentials' permissions on the bucket",
 	"NoSuchBucket":          "check the bucket name in the store URL",
 	"ExpiredToken":          "renew AWS_SESSION_TOKEN",
+	// Azure
+	"ContainerNotFound":    "check the container name in the store URL",
+	"AuthorizationFailure": "check the account key in AZURE_STORAGE_CONNECTION_STRING, and its permissions",
+	"AuthenticationFailed": "check the account key in AZURE_STORAGE_CONNECTION_STRING",
 }
 
 // problemsError is the failure of a command that checked many items (files
@@ -73,3 +93,13 @@ func (e *problemsError) Error() string {
 	b.WriteString(e.outcome)
 	return b.String()
 }
+
+// noteError is err with a note around it, for a person: prefix and suffix
+// frame the description of err (see describe), whatever it becomes.
+type noteError struct {
+	prefix, suffix string
+	err            error
+}
+
+func (e *noteError) Error() string { return e.prefix + e.err.Error() + e.suffix }
+func (e *noteError) Unwrap() error { return e.err }

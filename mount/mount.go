@@ -17,10 +17,11 @@
 // through that mount, and the memory handler refuses them at every depth.
 //
 // The name of a mount, alone, is its mount point: a directory that always
-// exists, even when the mount is empty, and is never an object. Reads of a
-// mount point or of a key outside every mount find nothing (an error for
-// which errors.Is(err, blob.ErrNotExist) is true; List yields nothing);
-// writes there fail with ErrMountPoint or ErrNotMounted and reach no store.
+// exists, even when the mount is empty, and is never an object. A Get or
+// Stat of a mount point, or of a key outside every mount, finds nothing (an
+// error for which errors.Is(err, blob.ErrNotExist) is true), and a List of a
+// prefix outside every mount yields nothing; a write there fails with
+// ErrMountPoint or ErrNotMounted and reaches no store.
 //
 // # Capabilities
 //

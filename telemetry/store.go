@@ -16,11 +16,14 @@ import (
 // Store returns a blob.Store that forwards every call to s and records a
 // span (a child of the span in the call's context) and metrics for each.
 // It forwards blob.Renamer, blob.TreeDeleter, blob.ReadOnlyReporter,
-// blob.Mounter, blob.KeyBudgeter and io.Closer to s; a capability call s lacks returns errors.ErrUnsupported
-// without a span, as it reaches no storage (the package functions
-// blob.Rename and blob.DeleteTree then fall back through the wrapper, whose
-// core calls are recorded). It never changes an argument, a result or an
-// error, and is safe for concurrent use when s is.
+// blob.Mounter, blob.KeyBudgeter and io.Closer to s. A Rename or DeleteTree
+// that s lacks returns errors.ErrUnsupported without a span, as it reaches
+// no storage (the package functions blob.Rename and blob.DeleteTree then
+// fall back through the wrapper, whose core calls are recorded); one that s
+// refuses with errors.ErrUnsupported (a wrapper over a store without it)
+// ends its span with result "unsupported" and records no metric. The
+// wrapper never changes an argument, a result or an error, and is safe for
+// concurrent use when s is.
 func (in *Instrumentation) Store(s blob.Store) blob.Store {
 	return &store{inner: s, in: in}
 }

@@ -5,11 +5,14 @@
 // # URLs
 //
 // A URL names a backend by its scheme: mem://, file:///var/lib/agent, and the
-// schemes of the other backends. Each backend package registers its scheme
-// from an init function, so a program gets a scheme by importing the package,
-// or every scheme at once with
+// schemes of the other backends. Each backend package (mem included)
+// registers its scheme from an init function, so a program gets a scheme by
+// importing the package, or every scheme (and encryption) at once with
 //
 //	import _ "github.com/cloudmem/cloudmem/backends/all"
+//
+// This package imports only package blob: it knows no backend and no
+// wrapper beyond the two it registers itself (prefix and readonly).
 //
 // A string with no scheme (no "name:" before the first '/') is a local
 // directory path for the file store, taken literally: "./memories" and
@@ -19,11 +22,11 @@
 //
 // # Shared parameters
 //
-// Every scheme accepts these query parameters. Open removes them from the
-// URL before the backend sees it (all but timeout, which it checks and leaves
-// for the backend to read with Timeout) and applies them once, as wrappers,
-// in this order: the backend's store, then prefix, then encryption, then
-// readonly.
+// Every scheme accepts timeout= and the parameters of every registered
+// wrapper. Open removes a wrapper's parameters from the URL before the
+// backend sees it and applies the wrapper once (see Wrappers); it checks
+// timeout= and leaves it for the backend to read with Timeout. With
+// package crypt linked, the parameters are:
 //
 //	prefix=DIR                 scope the store to the keys under DIR (blob.Prefix); DIR must be a valid key
 //	encrypt=age                encrypt every object with age (package crypt)
@@ -38,14 +41,35 @@
 //	                           with blob.ErrTimeout. The backend applies it (see Timeout).
 //
 // Each may appear at most once. Any other parameter belongs to the backend,
-// which rejects the ones it does not know (see CheckParams).
+// which rejects the ones it does not know (see CheckParams); so does a
+// wrapper's parameter when the program does not link the wrapper
+// (encrypt=age without package crypt is refused, never ignored).
+//
+// # Wrappers
+//
+// A wrapper is a layer around the backend's store that a URL parameter
+// selects. A package registers it with RegisterWrapper, giving its
+// parameters and its place in a fixed order (the Order constants), and Open
+// applies the selected ones from the backend outwards:
+//
+//	backend            the scheme's store (its own prefix, when NativePrefix)
+//	prefix     100     prefix=; registered here
+//	encryption 200     encrypt=age...; registered by package crypt (crypt/storeurl.go)
+//	history    300     above encryption, so that its records are encrypted like the memories
+//	readonly   400     readonly=; registered here; outermost, so nothing beneath it writes
+//
+// A wrapper's Check runs before the backend is opened, so a malformed
+// parameter costs no connection; if a Wrap fails, the store opened so far
+// is closed.
 //
 // # Backends
 //
-// A backend package registers a Backend for its scheme in init. Its Open
-// function receives the parsed URL with the shared parameters removed, and
-// must reject what it does not understand: unknown parameters (with
-// CheckParams), a host or path where none belongs.
+// A backend package registers a Backend for its scheme in init (with
+// Register). Its Open function receives the parsed URL with the wrappers'
+// parameters removed (but prefix when NativePrefix, and timeout, which it
+// passes to its Options with Timeout), and must reject what it does not
+// understand: unknown parameters (with CheckParams), a host or path where
+// none belongs.
 package storeurl
 
 import (
@@ -60,14 +84,6 @@ import (
 	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
-)
-
-// Names of the shared query parameters handled by Open (the encryption ones
-// are listed in encrypt.go).
-const (
-	paramPrefix   = "prefix"
-	paramReadOnly = "readonly"
-	paramTimeout  = "timeout"
 )
 
 // pathScheme is the scheme a bare path (a string with no scheme) opens.
@@ -153,10 +169,11 @@ func lookup(scheme string) (Backend, error) {
 // Open opens the store that rawURL names (see the package documentation),
 // wrapped as its shared parameters say.
 //
-// Errors in the URL's form, its scheme, prefix and readonly start with
-// "storeurl: " and are reported before the backend is called; errors from
-// the backend's Open are returned unchanged, and the encryption parameters
-// are checked after it. No error contains the URL's password. If a wrapper fails after the backend opened its store, that
+// Errors in the URL's form, its scheme, timeout and the parameters of the
+// wrappers with a Check (prefix, readonly) start with "storeurl: " and are
+// reported before the backend is called; errors from the backend's Open and
+// from a wrapper's Wrap (encryption checks its parameters there) are
+// returned unchanged. No error contains the URL's password. If a wrapper fails after the backend opened its store, that
 // store is closed when it implements io.Closer.
 func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 	u, err := parse(rawURL)
@@ -176,23 +193,37 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 			return nil, fmt.Errorf("storeurl: parameter %s given %d times", name, n)
 		}
 	}
-	prefix, hasPrefix, err := takePrefix(query, b.NativePrefix)
-	if err != nil {
-		return nil, err
-	}
-	readOnly, err := takeReadOnly(query)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkTimeout(query); err != nil {
 		return nil, err
 	}
-	crypt := url.Values{}
-	for _, name := range encryptParams {
-		if v, ok := query[name]; ok {
-			crypt[name] = v
-			delete(query, name)
+	// Take each wrapper's parameters out of the query and check them, in
+	// the order the wrappers apply.
+	type layer struct {
+		w      namedWrapper
+		params url.Values
+	}
+	var layers []layer
+	for _, w := range registeredWrappers() {
+		params := url.Values{}
+		for _, name := range w.Params {
+			if v, ok := query[name]; ok {
+				params[name] = v
+				delete(query, name)
+			}
 		}
+		if len(params) == 0 {
+			continue
+		}
+		if w.Check != nil {
+			if err := w.Check(params); err != nil {
+				return nil, err
+			}
+		}
+		if w.Order == OrderPrefix && b.NativePrefix {
+			query.Set(paramPrefix, params.Get(paramPrefix)) // the backend applies it
+			continue
+		}
+		layers = append(layers, layer{w, params})
 	}
 	u.RawQuery = query.Encode()
 
@@ -200,28 +231,15 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (blob.Store, error) {
-		if c, ok := s.(io.Closer); ok {
-			_ = c.Close() // the wrapper's error is the one worth reporting
-		}
-		return nil, err
-	}
-	if hasPrefix && !b.NativePrefix {
-		ps, err := blob.Prefix(s, prefix)
+	for _, l := range layers {
+		ws, err := l.w.Wrap(ctx, s, l.params)
 		if err != nil {
-			return fail(fmt.Errorf("storeurl: prefix: %w", err))
+			if c, ok := s.(io.Closer); ok {
+				_ = c.Close() // the wrapper's error is the one worth reporting
+			}
+			return nil, err
 		}
-		s = ps
-	}
-	if len(crypt) > 0 {
-		es, err := encrypt(ctx, s, crypt)
-		if err != nil {
-			return fail(err)
-		}
-		s = es
-	}
-	if readOnly {
-		s = blob.ReadOnly(s)
+		s = ws
 	}
 	return s, nil
 }
@@ -274,45 +292,6 @@ func validScheme(s string) bool {
 	return true
 }
 
-// takePrefix validates the prefix parameter and cleans it (removing
-// surrounding '/'). It removes it from query, unless the backend applies it
-// natively: then it leaves the cleaned value there.
-func takePrefix(query url.Values, native bool) (prefix string, ok bool, err error) {
-	values, ok := query[paramPrefix]
-	if !ok {
-		return "", false, nil
-	}
-	prefix = strings.Trim(values[0], "/")
-	if prefix == "" {
-		return "", false, errors.New("storeurl: prefix is empty (leave it out to use the whole store)")
-	}
-	if err := blob.CheckKey(prefix); err != nil {
-		return "", false, fmt.Errorf("storeurl: prefix=%s: %w", values[0], err)
-	}
-	if native {
-		query.Set(paramPrefix, prefix)
-	} else {
-		delete(query, paramPrefix)
-	}
-	return prefix, true, nil
-}
-
-// takeReadOnly parses and removes the readonly parameter.
-func takeReadOnly(query url.Values) (bool, error) {
-	values, ok := query[paramReadOnly]
-	if !ok {
-		return false, nil
-	}
-	delete(query, paramReadOnly)
-	switch values[0] {
-	case "true", "1":
-		return true, nil
-	case "false", "0":
-		return false, nil
-	}
-	return false, fmt.Errorf("storeurl: readonly=%s: want true, false, 1 or 0", values[0])
-}
-
 // checkTimeout validates the timeout parameter and leaves it in query, in
 // the canonical spelling of its duration, for the backend to read with
 // Timeout.
@@ -341,9 +320,15 @@ func Timeout(u *url.URL) time.Duration {
 	return d
 }
 
-// sharedParams returns the names of the shared parameters, sorted.
+// sharedParams returns the names of the shared parameters, sorted: timeout
+// and those of every registered wrapper.
 func sharedParams() []string {
-	return slices.Sorted(slices.Values(append([]string{paramPrefix, paramReadOnly, paramTimeout}, encryptParams...)))
+	names := []string{paramTimeout}
+	for _, w := range registeredWrappers() {
+		names = append(names, w.Params...)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // CheckParams returns an error naming every query parameter of u that is

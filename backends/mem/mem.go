@@ -5,9 +5,9 @@
 //
 //	mem://            a new, empty store each time it is opened
 //
-// Package storeurl registers mem:// itself, so that this package does not
-// import storeurl: the stores package crypt's tests build on must not
-// depend on storeurl, which depends on crypt.
+// This package registers mem:// with package storeurl when it is linked,
+// like every backend. It accepts the shared timeout= parameter, which wraps
+// the store with blob.WithTimeout.
 //
 // # Guarantees
 //

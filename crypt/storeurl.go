@@ -1,4 +1,4 @@
-package storeurl
+package crypt
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"filippo.io/age"
 	"github.com/cloudmem/cloudmem/blob"
-	"github.com/cloudmem/cloudmem/crypt"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 // The encryption parameters (see "Shared parameters" in the package
@@ -22,11 +22,19 @@ const (
 )
 
 // encryptParams are the shared query parameters that configure encryption.
-// Open removes them from the URL before the backend sees it, and calls
-// encrypt when at least one of them is present.
+// storeurl.Open removes them from the URL before the backend sees it, and
+// calls encrypt when at least one of them is present.
 var encryptParams = []string{paramEncrypt, paramIdentityFile, paramRecipients}
 
-// encrypt is the crypt hook: Open calls it, when the URL holds any of
+// This file hooks the encrypting store into package storeurl: a program
+// that links package crypt (backends/all does) opens encrypted stores from
+// URLs with encrypt=age; storeurl itself imports only blob, and no backend
+// links age.
+func init() {
+	storeurl.RegisterWrapper("encrypt", storeurl.Wrapper{Order: storeurl.OrderEncrypt, Params: encryptParams, Wrap: encrypt})
+}
+
+// encrypt is the storeurl hook: storeurl.Open calls it, when the URL holds any of
 // encryptParams, with s (the backend's store, already scoped by prefix) and
 // params (the encryption parameters present, each given exactly once). It
 // returns s wrapped with crypt.Wrap, configured as encryptConfig says; Open
@@ -37,33 +45,33 @@ func encrypt(_ context.Context, s blob.Store, params url.Values) (blob.Store, er
 	if err != nil {
 		return nil, err
 	}
-	es, err := crypt.Wrap(s, cfg)
+	es, err := Wrap(s, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("storeurl: encrypt=age: %w", err)
 	}
 	return es, nil
 }
 
-// encryptConfig turns the encryption parameters into a crypt.Config:
+// encryptConfig turns the encryption parameters into a Config:
 //
 //   - encrypt must be "age", and must be given whenever another encryption
 //     parameter is;
 //   - the identities come from the file age_identity_file names, else from
-//     the environment variable crypt.EnvIdentity (read with getenv), which
+//     the environment variable EnvIdentity (read with getenv), which
 //     holds an identity file's content; a URL never holds a private key;
 //   - the recipients are the comma-separated public keys of age_recipients,
 //     else the public keys of the identities themselves.
-func encryptConfig(params url.Values, getenv func(string) string) (crypt.Config, error) {
+func encryptConfig(params url.Values, getenv func(string) string) (Config, error) {
 	if !params.Has(paramEncrypt) {
 		for _, name := range encryptParams {
 			if params.Has(name) {
-				return crypt.Config{}, fmt.Errorf("storeurl: %s needs encrypt=age", name)
+				return Config{}, fmt.Errorf("storeurl: %s needs encrypt=age", name)
 			}
 		}
 	}
 	if params.Get(paramEncrypt) != "age" {
 		// The value is not repeated, in case a key was pasted there.
-		return crypt.Config{}, errors.New("storeurl: unknown encrypt value: the only encryption is encrypt=age")
+		return Config{}, errors.New("storeurl: unknown encrypt value: the only encryption is encrypt=age")
 	}
 
 	var (
@@ -72,20 +80,20 @@ func encryptConfig(params url.Values, getenv func(string) string) (crypt.Config,
 	)
 	switch path := params.Get(paramIdentityFile); {
 	case params.Has(paramIdentityFile) && path == "":
-		return crypt.Config{}, fmt.Errorf("storeurl: %s is empty", paramIdentityFile)
+		return Config{}, fmt.Errorf("storeurl: %s is empty", paramIdentityFile)
 	case path != "":
-		ids, err = crypt.LoadIdentities(path)
-	case strings.TrimSpace(getenv(crypt.EnvIdentity)) != "":
-		ids, err = crypt.ParseIdentities(getenv(crypt.EnvIdentity))
+		ids, err = LoadIdentities(path)
+	case strings.TrimSpace(getenv(EnvIdentity)) != "":
+		ids, err = ParseIdentities(getenv(EnvIdentity))
 		if err != nil {
-			err = fmt.Errorf("%w (in $%s)", err, crypt.EnvIdentity)
+			err = fmt.Errorf("%w (in $%s)", err, EnvIdentity)
 		}
 	default:
-		return crypt.Config{}, fmt.Errorf("storeurl: encrypt=age needs an identity: %s=PATH, or the identity file's content in $%s",
-			paramIdentityFile, crypt.EnvIdentity)
+		return Config{}, fmt.Errorf("storeurl: encrypt=age needs an identity: %s=PATH, or the identity file's content in $%s",
+			paramIdentityFile, EnvIdentity)
 	}
 	if err != nil {
-		return crypt.Config{}, fmt.Errorf("storeurl: encrypt=age: %w", err)
+		return Config{}, fmt.Errorf("storeurl: encrypt=age: %w", err)
 	}
 
 	var recipients []age.Recipient
@@ -93,16 +101,16 @@ func encryptConfig(params url.Values, getenv func(string) string) (crypt.Config,
 		keys := strings.Split(params.Get(paramRecipients), ",")
 		for i, k := range keys {
 			if strings.TrimSpace(k) == "" {
-				return crypt.Config{}, fmt.Errorf("storeurl: %s: recipient %d is empty", paramRecipients, i+1)
+				return Config{}, fmt.Errorf("storeurl: %s: recipient %d is empty", paramRecipients, i+1)
 			}
 		}
-		if recipients, err = crypt.ParseRecipients(keys...); err != nil {
-			return crypt.Config{}, fmt.Errorf("storeurl: %s: %w", paramRecipients, err)
+		if recipients, err = ParseRecipients(keys...); err != nil {
+			return Config{}, fmt.Errorf("storeurl: %s: %w", paramRecipients, err)
 		}
 	} else if recipients, err = ownRecipients(ids); err != nil {
-		return crypt.Config{}, err
+		return Config{}, err
 	}
-	return crypt.Config{Recipients: recipients, Identities: ids}, nil
+	return Config{Recipients: recipients, Identities: ids}, nil
 }
 
 // ownRecipients returns the public key of each identity (once, should an

@@ -1,0 +1,172 @@
+package storeurl
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// The fixed order of the layers Open puts around a backend's store, from
+// the backend outwards. A wrapper registers with one of them; Open applies
+// the smallest Order first (closest to the backend).
+const (
+	// OrderPrefix scopes the store to the keys under a directory
+	// (prefix=, registered by this package; skipped for a backend that
+	// applies the prefix natively).
+	OrderPrefix = 100
+	// OrderEncrypt encrypts every object (encrypt=age, registered by
+	// package crypt): it sees the prefixed keys, so that one bucket may
+	// hold stores under different keys.
+	OrderEncrypt = 200
+	// OrderHistory records every change above encryption, so that the
+	// records are stored encrypted like the memories they describe.
+	OrderHistory = 300
+	// OrderReadOnly refuses every write (readonly=, registered by this
+	// package). It is outermost, so that nothing beneath it writes either,
+	// history records included.
+	OrderReadOnly = 400
+)
+
+// Wrapper is a layer a package registers, like a scheme, for Open to put
+// around a backend's store when the URL holds one of its parameters.
+type Wrapper struct {
+	// Order places the layer (one of the Order constants). No two
+	// wrappers share an Order.
+	Order int
+
+	// Params are the shared query parameters that select and configure
+	// the wrapper; no two wrappers share one. Each may appear at most
+	// once in a URL, and Open removes them before the backend sees it.
+	Params []string
+
+	// Check, when not nil, validates the wrapper's parameters before the
+	// backend is opened; it may clean them in place. params holds only
+	// those of Params that the URL gives.
+	Check func(params url.Values) error
+
+	// Wrap returns s wrapped as params (those of Params the URL gives, at
+	// least one) say. Its errors must name no secret. Wrap must not be
+	// nil.
+	Wrap func(ctx context.Context, s blob.Store, params url.Values) (blob.Store, error)
+}
+
+type namedWrapper struct {
+	name string
+	Wrapper
+}
+
+// wrappers is the registry of wrappers, sorted by Order; guarded by
+// registryMu.
+var wrappers []namedWrapper
+
+// RegisterWrapper makes a wrapper available under name. It is meant to be
+// called from the wrapper package's init function, and panics if name is
+// already registered, if another wrapper has w.Order or one of w.Params, if
+// a parameter is "timeout" (storeurl's own), or if w.Wrap is nil or
+// w.Params empty. It is safe for concurrent use.
+func RegisterWrapper(name string, w Wrapper) {
+	if w.Wrap == nil || len(w.Params) == 0 || name == "" {
+		panic(fmt.Sprintf("storeurl: RegisterWrapper %q: needs a name, Params and Wrap", name))
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, o := range wrappers {
+		switch {
+		case o.name == name:
+			panic(fmt.Sprintf("storeurl: RegisterWrapper called twice for %q", name))
+		case o.Order == w.Order:
+			panic(fmt.Sprintf("storeurl: RegisterWrapper %q: order %d is %q's", name, w.Order, o.name))
+		}
+		for _, p := range w.Params {
+			if slices.Contains(o.Params, p) {
+				panic(fmt.Sprintf("storeurl: RegisterWrapper %q: parameter %s is %q's", name, p, o.name))
+			}
+		}
+	}
+	if slices.Contains(w.Params, paramTimeout) {
+		panic(fmt.Sprintf("storeurl: RegisterWrapper %q: parameter %s is storeurl's", name, paramTimeout))
+	}
+	w.Params = slices.Clone(w.Params)
+	wrappers = append(wrappers, namedWrapper{name, w})
+	slices.SortFunc(wrappers, func(a, b namedWrapper) int { return a.Order - b.Order })
+}
+
+// Wrappers returns the names of the registered wrappers, in the order Open
+// applies them.
+func Wrappers() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]string, len(wrappers))
+	for i, w := range wrappers {
+		out[i] = w.name
+	}
+	return out
+}
+
+// registeredWrappers returns a copy of the registry, in Order.
+func registeredWrappers() []namedWrapper {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return slices.Clone(wrappers)
+}
+
+// The wrappers of this package.
+const (
+	paramPrefix   = "prefix"
+	paramReadOnly = "readonly"
+	paramTimeout  = "timeout" // not a wrapper: each backend applies it (see Timeout)
+)
+
+func init() {
+	RegisterWrapper("prefix", Wrapper{Order: OrderPrefix, Params: []string{paramPrefix}, Check: checkPrefix, Wrap: wrapPrefix})
+	RegisterWrapper("readonly", Wrapper{Order: OrderReadOnly, Params: []string{paramReadOnly}, Check: checkReadOnly, Wrap: wrapReadOnly})
+}
+
+// checkPrefix validates prefix= and cleans it (removing surrounding '/').
+func checkPrefix(params url.Values) error {
+	raw := params.Get(paramPrefix)
+	prefix := strings.Trim(raw, "/")
+	if prefix == "" {
+		return fmt.Errorf("storeurl: prefix is empty (leave it out to use the whole store)")
+	}
+	if err := blob.CheckKey(prefix); err != nil {
+		return fmt.Errorf("storeurl: prefix=%s: %w", raw, err)
+	}
+	params.Set(paramPrefix, prefix)
+	return nil
+}
+
+func wrapPrefix(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+	ps, err := blob.Prefix(s, params.Get(paramPrefix))
+	if err != nil {
+		return nil, fmt.Errorf("storeurl: prefix: %w", err)
+	}
+	return ps, nil
+}
+
+// checkReadOnly validates readonly= (true, false, 1 or 0).
+func checkReadOnly(params url.Values) error {
+	_, err := readOnlyValue(params.Get(paramReadOnly))
+	return err
+}
+
+func wrapReadOnly(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+	if on, _ := readOnlyValue(params.Get(paramReadOnly)); on {
+		return blob.ReadOnly(s), nil
+	}
+	return s, nil
+}
+
+func readOnlyValue(v string) (bool, error) {
+	switch v {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("storeurl: readonly=%s: want true, false, 1 or 0", v)
+}

@@ -38,6 +38,11 @@
 // ReadOnly (blob.ReadOnlyReporter) is true when every mount is read-only;
 // Close closes every mounted store.
 //
+// Wrap each mounted store (prefix, encryption, history), not the table: a
+// wrapper over the table that does not forward blob.Mounter (only Counter
+// and blob.ReadOnly do) hides the mount points from the handler, which then
+// treats the table as one plain store.
+//
 // # Storage calls
 //
 // Each call reaches exactly one mounted store and makes the same call

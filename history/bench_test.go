@@ -41,8 +41,12 @@ func BenchmarkOverhead(b *testing.B) {
 		{"insert", func(h *memory.Handler, i int) memory.Result {
 			return h.Insert(b.Context(), "/memories/g.md", 0, "x\n")
 		}},
-		{"create", func(h *memory.Handler, i int) memory.Result {
-			return h.Create(b.Context(), fmt.Sprintf("/memories/new/%d.md", i), text)
+		{"create+delete", func(h *memory.Handler, i int) memory.Result {
+			path := fmt.Sprintf("/memories/new/%d.md", i)
+			if r := h.Create(b.Context(), path, text); r.IsError {
+				return r
+			}
+			return h.Delete(b.Context(), path)
 		}},
 		{"rename", func(h *memory.Handler, i int) memory.Result {
 			from, to := "/memories/f.md", "/memories/moved.md"

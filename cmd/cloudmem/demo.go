@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,7 +71,7 @@ func newDemoCmd(a *app) *cobra.Command {
 			default:
 				return err
 			}
-			fmt.Fprintf(a.stdout, "cloudmem demo: a memory session against the store %s, in %s\n", a.storeURL(), dir)
+			fmt.Fprintf(a.stdout, "cloudmem demo: a memory session against the store %s, in %s\n", redactURL(a.storeURL()), dir)
 			for _, step := range demoSteps(dir) {
 				res := h.Execute(ctx, []byte(step))
 				fmt.Fprintf(a.stdout, "\n> %s\n%s\n", step, resultText(res))
@@ -82,4 +83,14 @@ func newDemoCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// redactURL returns rawURL with any password replaced by "xxxxx", for
+// printing.
+func redactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil || !hasScheme(rawURL) {
+		return rawURL
+	}
+	return u.Redacted()
 }

@@ -154,3 +154,16 @@ func TestDemoDirectory(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"redis://user:secret@127.0.0.1:6379/0": "redis://user:xxxxx@127.0.0.1:6379/0",
+		"s3://bucket/agent?region=eu-west-1":   "s3://bucket/agent?region=eu-west-1",
+		"./memories":                           "./memories",
+		"/tmp/a:b@c":                           "/tmp/a:b@c",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

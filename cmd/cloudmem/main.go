@@ -45,7 +45,7 @@ package main
 //				if err != nil {
 //					return err
 //				}
-//				defer s.Close()
+//				defer blob.Close(s)
 //				...
 //				return nil // or an error: one line on stderr, exit 1
 //			},

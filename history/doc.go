@@ -28,6 +28,16 @@
 // does) and the records are encrypted like the memories; the names show
 // only hashes of paths.
 //
+// # Store URLs
+//
+// Importing this package registers its parameters with storeurl, for every
+// scheme (see ParseParams):
+//
+//	file:///srv/memories?history=on&history_keep=50&history_max_age=90d&history_actor=agent-7
+//
+// storeurl.Open puts the Store above encryption (storeurl.OrderHistory),
+// so that the records are encrypted like the memories, and below readonly.
+//
 // # Cost
 //
 // A change costs exactly one extra storage call, a Put(IfAbsent) of its

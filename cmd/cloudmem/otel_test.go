@@ -85,3 +85,18 @@ func TestTelemetryExport(t *testing.T) {
 		t.Errorf("export paths %q: no metrics", paths)
 	}
 }
+
+// A telemetry configuration that cannot work is reported once on stderr,
+// and the command runs as without it.
+func TestTelemetryBadProtocol(t *testing.T) {
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	code, stdout, stderr := cloudmem([]string{"--store", "mem://", "exec"}, `{"command":"view","path":"/memories"}`+"\n", env)
+	wantErr := `cloudmem: telemetry is off: otlpsetup: unsupported OTLP protocol "http/json" for traces (use "grpc" or "http/protobuf")` + "\n"
+	wantOut := `{"content":"Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories","is_error":false}` + "\n"
+	if code != 0 || stderr != wantErr || stdout != wantOut {
+		t.Errorf("exec = %d\nstdout %q\nstderr %q\nwant 0, %q, %q", code, stdout, stderr, wantOut, wantErr)
+	}
+}

@@ -196,3 +196,29 @@ func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// TestExecRecordsHistory runs the model's commands through exec on a
+// store URL with history=on, then reads the history back with the CLI:
+// each change is a version by exec's --actor, and the history commands
+// read the same records when the URL leaves history off.
+func TestExecRecordsHistory(t *testing.T) {
+	dir := t.TempDir()
+	store := "file://" + dir + "?history=on"
+	cmds := `{"command":"create","path":"/memories/a.md","file_text":"x\n"}` + "\n" +
+		`{"command":"str_replace","path":"/memories/a.md","old_str":"x","new_str":"y"}` + "\n"
+	code, out, errOut := cloudmem([]string{"exec", "--actor", "agent-7", "--store", store}, cmds, nil)
+	if code != 0 || errOut != "" || strings.Count(out, `"is_error":false`) != 2 {
+		t.Fatalf("exec: %d %q %q", code, out, errOut)
+	}
+	for _, s := range []string{store, "file://" + dir} {
+		code, out, errOut = cloudmem([]string{"history", "--json", "/memories/a.md", "--store", s}, "", nil)
+		var vs []versionJSON
+		if code != 0 || errOut != "" || json.Unmarshal([]byte(out), &vs) != nil {
+			t.Fatalf("history --store %s: %d %q %q", s, code, out, errOut)
+		}
+		if len(vs) != 2 || vs[0].Operation != history.OpCreated || vs[1].Operation != history.OpModified ||
+			vs[0].Actor != "agent-7" || vs[1].Actor != "agent-7" || !vs[1].Current || vs[1].SHA256 != sha256Hex("y\n") {
+			t.Errorf("history --store %s: %+v", s, vs)
+		}
+	}
+}

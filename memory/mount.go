@@ -57,8 +57,10 @@ func msgCrossReadOnly(oldPath, newPath, mount string) string {
 }
 
 // checkMounts applies the mount rules to c. It returns ok == false and the
-// Result to return when one refuses the command. A path that fails
-// validation is left to the command, which reports it in SPEC order.
+// Result to return when one refuses the command. Its paths are validated
+// first, in the command's order and with the command's texts, except that
+// "too long" counts against the key budget of the path's own mount (a
+// mount whose store is prefixed holds shorter keys).
 func (h *Handler) checkMounts(c *command) (res Result, ok bool) {
 	mounts := blob.Mounts(h.store)
 	if mounts == nil {
@@ -70,13 +72,15 @@ func (h *Handler) checkMounts(c *command) (res Result, ok bool) {
 	}
 	keys := make([]string, len(paths))
 	for i, p := range paths {
-		key, msg := resolveWithin(p, h.keyBudget)
-		if msg != "" {
-			return Result{}, true
+		budget := h.keyBudget
+		if rest, ok := strings.CutPrefix(p, root); ok {
+			if m, ok := blob.MountOf(mounts, normalise(rest)); ok {
+				budget = min(budget, len(m.Name)+1+m.KeyBudget)
+			}
 		}
-		// Each mount holds keys as long as its own store allows.
-		if m, ok := blob.MountOf(mounts, key); ok && len(key) > len(m.Name)+1+m.KeyBudget {
-			return errorResult(ErrInvalidPath, msgTooLong(p)), false
+		key, msg := resolveWithin(p, budget)
+		if msg != "" {
+			return errorResult(ErrInvalidPath, msg), false
 		}
 		keys[i] = key
 	}

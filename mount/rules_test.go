@@ -235,6 +235,8 @@ func TestKeyBudgetPerMount(t *testing.T) {
 	name := strings.Repeat("n", 200) + "/" + strings.Repeat("n", 200) + "/" + strings.Repeat("n", 123) // 525 bytes
 	for _, c := range []struct{ path, want string }{
 		{"/memories/narrow/" + name, "Error: Path /memories/narrow/" + name + " is too long"},
+		{"/memories/narrow/" + name + "/.cloudmem", "Error: Path /memories/narrow/" + name + "/.cloudmem is too long"}, // length before reserved
+		{"/memories/narrow/x/../" + name, "Error: Path /memories/narrow/x/../" + name + " would escape /memories directory"},
 		{"/memories/narrow/" + name[:523], "File created successfully at: /memories/narrow/" + name[:523]},
 		{"/memories/wide/" + name, "File created successfully at: /memories/wide/" + name},
 	} {

@@ -20,7 +20,7 @@
 // itself, all starting with ".cloudmem-": the lock file ROOT/.cloudmem-lock,
 // up to 4,096 empty key lock files in ROOT/.cloudmem-keylocks/, temporary
 // files ROOT/.cloudmem-tmp-* of writes in flight (or interrupted by a
-// crash), and directories ROOT/.cloudmem-trash-* being deleted. A key with
+// crash: Open removes those over an hour old), and directories ROOT/.cloudmem-trash-* being deleted. A key with
 // any segment that starts with ".cloudmem-" is refused with
 // blob.ErrInvalidKey, and listings skip such names. (The directory
 // ".cloudmem/" is not reserved here: the encryption layer stores its key

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -363,15 +364,28 @@ func (s *store) moveToTrash(ctx context.Context, dir string) (string, error) {
 	return trash, nil
 }
 
-// removeTrash finishes DeleteTree calls that a crash interrupted.
+// staleTmpAge is the age from which a temporary file in the root is a
+// crashed write's leftover: a write in flight holds its file for well under
+// a second, so an hour is far beyond any live one.
+const staleTmpAge = time.Hour
+
+// removeTrash finishes DeleteTree calls that a crash interrupted, and
+// removes the temporary files of crashed writes: regular files
+// ROOT/.cloudmem-tmp-* last modified more than staleTmpAge before now.
+// It is best effort (a failure leaves the leftover for a later open).
 func (s *store) removeTrash() {
 	entries, err := os.ReadDir(s.root)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), reserved+"trash-") {
-			_ = os.RemoveAll(filepath.Join(s.root, e.Name()))
+		switch name := e.Name(); {
+		case strings.HasPrefix(name, reserved+"trash-"):
+			_ = os.RemoveAll(filepath.Join(s.root, name))
+		case strings.HasPrefix(name, reserved+"tmp-") && e.Type().IsRegular():
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTmpAge {
+				_ = os.Remove(filepath.Join(s.root, name))
+			}
 		}
 	}
 }

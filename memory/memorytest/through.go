@@ -2,8 +2,6 @@ package memorytest
 
 import (
 	"context"
-	"log/slog"
-	"strings"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -27,64 +25,6 @@ type Exec func(ctx context.Context, h *memory.Handler, input []byte) memory.Resu
 func RunThrough(t *testing.T, cases []Case, newStore func(t *testing.T) blob.Store, exec Exec) {
 	t.Helper()
 	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) { runThrough(t, newStore, c, exec) })
-	}
-}
-
-func runThrough(t *testing.T, newStore func(t *testing.T) blob.Store, c Case, exec Exec) {
-	if c.Want.IsError && c.WantFiles != nil {
-		t.Fatalf("memorytest: case %q expects an error and a changed store", c.Name)
-	}
-	ctx := t.Context()
-	base := newStore(t)
-	for path, content := range c.Files {
-		if _, err := base.Put(ctx, keyOf(t, path), []byte(content), blob.Cond{}); err != nil {
-			t.Fatalf("setup: Put %q: %v", path, err)
-		}
-	}
-	before := snapshot(t, base)
-	store := base
-	if c.Wrap != nil {
-		store = c.Wrap(store)
-	}
-	counter := blob.NewCounter(store)
-	opts := c.Options
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	h, err := memory.New(counter, opts)
-	if err != nil {
-		t.Fatalf("memory.New: %v", err)
-	}
-
-	got := exec(ctx, h, []byte(c.Input))
-
-	textOK := got.Text == c.Want.Text
-	if c.WantPrefix {
-		rest, found := strings.CutPrefix(got.Text, c.Want.Text)
-		textOK = found && rest != "" && !strings.Contains(rest, "\n")
-	}
-	if !textOK || !sameImage(got.Image, c.Want.Image) || got.IsError != c.Want.IsError {
-		t.Errorf("input %q\n got: %s\nwant: %s (prefix only: %v)%s",
-			c.Input, describe(got), describe(c.Want), c.WantPrefix, firstDifference(got.Text, c.Want.Text))
-	}
-	if refusedBeforeStorage(c.Want) {
-		if n := counter.Counts(); n.Total() != 0 {
-			t.Errorf("input %q: decoding, read-only and path errors come before any storage call; the store saw %+v", c.Input, n)
-		}
-	}
-	after := snapshot(t, base)
-	if c.WantFiles == nil {
-		if diff := diffSnapshots(before, after); diff != "" {
-			t.Errorf("input %q: the store changed (it must not):\n%s", c.Input, diff)
-		}
-		return
-	}
-	want := map[string]string{}
-	for path, content := range c.WantFiles {
-		want[keyOf(t, path)] = content
-	}
-	if diff := diffContents(after, want); diff != "" {
-		t.Errorf("input %q: store afterwards (by key):\n%s", c.Input, diff)
+		t.Run(c.Name, func(t *testing.T) { runCase(t, newStore, c, exec) })
 	}
 }

@@ -56,7 +56,7 @@ func TestQuick(t *testing.T) {
 | --- | --- | --- |
 | view file | Get 1 | Get 1 |
 | view dir (200 files) | Get 1 + List 1 | Get 1 + List 1 |
-| create | List 1 + Put 1 | List 1 + Put 1 |
+| create | Stat 1 + List 2 + Put 1 | Stat 1 + List 2 + Put 1 |
 | str_replace | Get 1 + Put 1 | Get 1 + Put 1 |
 | insert | Get 1 + Put 1 | Get 1 + Put 1 |
 | delete | Delete 1 | Delete 1 |

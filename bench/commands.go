@@ -167,8 +167,8 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 		c = blob.Counts{Get: 1}
 	case cmdViewDir:
 		c = blob.Counts{Get: 1, List: 1}
-	case cmdCreate:
-		c = blob.Counts{List: 1, Put: 1}
+	case cmdCreate: // List (file limit, existence) + Put(IfAbsent) + the clash check: List beneath + Stat per ancestor
+		c = blob.Counts{List: 2, Stat: 1, Put: 1}
 	case cmdStrReplace, cmdInsert:
 		c = blob.Counts{Get: 1, Put: 1}
 	case cmdDelete:
@@ -179,9 +179,9 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 			c = blob.Counts{Rename: 1}
 		case cmd == cmdRenameFile: // Get + List + Put + Delete
 			c = blob.Counts{Get: 1, List: 1, Put: 1, Delete: 1}
-		default: // blob.Rename's fallback: probes, then Get + Put of each file, then Delete of each
+		default: // the copy path: probes, then Get + Put of each file, Delete of each, and a List to verify
 			n := int64(renameDirFiles)
-			c = blob.Counts{Get: 1 + n, List: 2, Stat: 1, Put: n, Delete: n}
+			c = blob.Counts{Get: 1 + n, List: 3, Stat: 1, Put: n, Delete: n}
 		}
 	}
 	return c
@@ -267,8 +267,18 @@ func (b *cmdBench) variants(cmd string) []*variant {
 				if err := drain(fs.List(ctx, "")); err != nil {
 					return err
 				}
-				_, err := fs.Put(ctx, key, text, blob.Cond{IfAbsent: true})
-				return err
+				if _, err := fs.Put(ctx, key, text, blob.Cond{IfAbsent: true}); err != nil {
+					return err
+				}
+				// The clash check: nothing beneath the new file, no file at its ancestor.
+				if err := drain(fs.List(ctx, key+"/")); err != nil {
+					return err
+				}
+				_, err := fs.Stat(ctx, "new")
+				if !errors.Is(err, blob.ErrNotExist) {
+					return fmt.Errorf("Stat of the ancestor: %v", err)
+				}
+				return nil
 			},
 			cleanup: func(ctx context.Context, _ int) error { return s.Delete(ctx, key, blob.Cond{}) },
 		}
@@ -334,7 +344,7 @@ func (b *cmdBench) variants(cmd string) []*variant {
 }
 
 // renameFloor issues the storage calls of a rename: one Rename on a store
-// that renames atomically; otherwise those of blob.Rename's fallback.
+// that renames atomically; otherwise those of the handler's copy path.
 func (b *cmdBench) renameFloor(ctx context.Context, src, dst string, dir bool) error {
 	fs := b.fc
 	if b.atomic {
@@ -391,7 +401,7 @@ func (b *cmdBench) renameFloor(ctx context.Context, src, dst string, dir bool) e
 			return err
 		}
 	}
-	return nil
+	return absent(src + "/") // the check that nothing was left behind
 }
 
 // drain reads a listing to its end.

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// The directory rename and delete measurement of issue 14.3, against the
+// running emulators. It is a measurement, not a timed test: it runs only
+// when CLOUDMEM_BENCH_DIRMOVE is set (to "1"), and then fails loudly when a
+// server is missing. Run it with
+//
+//	eval "$(bash integration/emulators.sh env)"
+//	cd bench && CLOUDMEM_BENCH_DIRMOVE=1 go test -run 'TestDirMove' -v .
+//
+// and copy the logged rows into docs/benchmarks.md.
+
+// dirMoveFiles is the size of the directory renamed and deleted on MinIO;
+// redisRenameFiles that of the Redis rename, the default file limit.
+const (
+	dirMoveFiles     = 500
+	redisRenameFiles = 2000
+)
+
+func dirMoveEnabled(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CLOUDMEM_BENCH_DIRMOVE") == "" {
+		t.Skip("a measurement: set CLOUDMEM_BENCH_DIRMOVE=1 to run it against the emulators")
+	}
+}
+
+// seedDir writes n small files under dir, 16 at a time.
+func seedDir(ctx context.Context, s blob.Store, dir string, n int) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		sem  = make(chan struct{}, 16)
+	)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			key := fmt.Sprintf("%s/file-%04d.md", dir, i)
+			if _, err := s.Put(ctx, key, []byte(fmt.Sprintf("line 1 of %s\nline 2\n", key)), blob.Cond{}); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return fmt.Errorf("seeding %s: %d failed, first: %w", dir, len(errs), errs[0])
+	}
+	return nil
+}
+
+// TestDirMoveMinIO renames a 500-file directory through the handler on
+// MinIO, then deletes it, and logs the storage calls, the HTTP requests
+// and the wall time of each.
+func TestDirMoveMinIO(t *testing.T) {
+	dirMoveEnabled(t)
+	ctx := t.Context()
+	e := &env{runID: "dirmove-" + time.Now().UTC().Format("20060102T150405")}
+	tg, err := e.open(ctx, "minio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := tg.close(context.WithoutCancel(ctx)); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := seedDir(ctx, tg.store, "big", dirMoveFiles); err != nil {
+		t.Fatal(err)
+	}
+	c := blob.NewCounter(tg.store)
+	h, err := memory.New(c, memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	measure := func(what, wantText string, do func() memory.Result) {
+		c.Reset()
+		before := tg.requests()
+		start := time.Now()
+		r := do()
+		took := time.Since(start)
+		if r.Text != wantText {
+			t.Fatalf("%s: %q, want %q", what, r.Text, wantText)
+		}
+		t.Logf("| minio | %s | %d | %d | %.2f | calls %+v |", what, dirMoveFiles, tg.requests()-before, took.Seconds(), c.Counts())
+	}
+	measure("rename dir", "Successfully renamed /memories/big to /memories/moved", func() memory.Result {
+		return h.Rename(ctx, "/memories/big", "/memories/moved")
+	})
+	if n, err := blob.ListAll(ctx, tg.store, "moved/"); err != nil || len(n) != dirMoveFiles {
+		t.Fatalf("after the rename, %d files under moved/ (%v), want %d", len(n), err, dirMoveFiles)
+	}
+	measure("delete dir", "Successfully deleted /memories/moved", func() memory.Result {
+		return h.Delete(ctx, "/memories/moved")
+	})
+	if n, err := blob.ListAll(ctx, tg.store, ""); err != nil || len(n) != 0 {
+		t.Fatalf("after the delete, %d keys left (%v), want 0", len(n), err)
+	}
+}
+
+// TestDirMoveRedisPing renames a 2,000-file directory through the handler
+// on Redis (one atomic Lua script) while another client sends PING every
+// millisecond, and logs the longest PING.
+func TestDirMoveRedisPing(t *testing.T) {
+	dirMoveEnabled(t)
+	ctx := t.Context()
+	e := &env{runID: "dirmove-" + time.Now().UTC().Format("20060102T150405")}
+	tg, err := e.open(ctx, "redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := tg.close(context.WithoutCancel(ctx)); err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := seedDir(ctx, tg.store, "big", redisRenameFiles); err != nil {
+		t.Fatal(err)
+	}
+	h, err := memory.New(tg.store, memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := goredis.NewClient(&goredis.Options{Addr: os.Getenv("CLOUDMEM_TEST_REDIS_ADDR")})
+	defer other.Close()
+
+	for round := range 3 {
+		from, to := "/memories/big", "/memories/moved"
+		if round%2 == 1 {
+			from, to = to, from
+		}
+		var (
+			worst, idle time.Duration
+			pings       int
+			stop        = make(chan struct{})
+			done        = make(chan error, 1)
+		)
+		// The idle PING, for comparison.
+		for range 20 {
+			start := time.Now()
+			if err := other.Ping(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			idle = max(idle, time.Since(start))
+		}
+		go func() {
+			for {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+				start := time.Now()
+				if err := other.Ping(ctx).Err(); err != nil {
+					done <- err
+					return
+				}
+				worst = max(worst, time.Since(start))
+				pings++
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		start := time.Now()
+		r := h.Rename(ctx, from, to)
+		took := time.Since(start)
+		time.Sleep(5 * time.Millisecond)
+		close(stop)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if want := "Successfully renamed " + from + " to " + to; r.Text != want {
+			t.Fatalf("%q, want %q", r.Text, want)
+		}
+		t.Logf("redis rename of %d files: %.1f ms; other client's PING: worst %.2f ms over %d (idle worst %.2f ms)",
+			redisRenameFiles, float64(took.Microseconds())/1000, float64(worst.Microseconds())/1000, pings,
+			float64(idle.Microseconds())/1000)
+	}
+}

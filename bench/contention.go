@@ -47,6 +47,14 @@ type conflictCounter struct {
 	n atomic.Int64
 }
 
+// Lock forwards the store's per-key lock, so that the handlers contend as
+// they would on the store itself.
+func (c *conflictCounter) Lock(ctx context.Context, key string) (func(), error) {
+	return blob.Lock(ctx, c.Store, key)
+}
+
+var _ blob.Locker = (*conflictCounter)(nil)
+
 func (c *conflictCounter) Put(ctx context.Context, key string, data []byte, cond blob.Cond) (blob.Info, error) {
 	info, err := c.Store.Put(ctx, key, data, cond)
 	if errors.Is(err, blob.ErrPrecondition) {

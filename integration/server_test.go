@@ -11,7 +11,9 @@
 //	go test ./integration/
 //
 // A test whose server is missing fails when CI or CLOUDMEM_INTEGRATION is
-// set, and otherwise skips with a message saying how to start it.
+// set. Otherwise TestMain skips the tests of each missing server as a
+// whole, printing once why and how to start it; the tests that need no
+// server (the harness checks, the timeouts against dead endpoints) run.
 package integration
 
 import (

@@ -40,7 +40,9 @@ func newRekeyCmd(a *app) *cobra.Command {
 			"already encrypted to the new recipients are skipped: after an interruption, run it again.\n" +
 			"The store URL may carry encrypt=age or not. The objects are read with the identities of\n" +
 			"--identity-file, else of the URL's age_identity_file, else of $" + crypt.EnvIdentity + ";\n" +
-			"to resume a rekey to recipients that leave the old key out, give the new identity too.\n" +
+			"give the new identity too, so that readers holding only the new key trust the store's key\n" +
+			"(otherwise they must pin its fingerprint) and so that a rekey that leaves the old key out\n" +
+			"can be resumed.\n" +
 			"Afterwards, open the store with the new keys (age_recipients, age_identity_file).",
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,6 +62,9 @@ func newRekeyCmd(a *app) *cobra.Command {
 }
 
 func (a *app) rekey(ctx context.Context, recipients []age.Recipient, identityFiles []string) error {
+	if len(a.mounts) > 0 { // each mount has its own keys: rekey one store at a time
+		return usageErrorf("rekey works on one store: give it with --store, not --mount")
+	}
 	inner, urlIdentity, err := withoutEncryption(a.storeURL())
 	if err != nil {
 		return err

@@ -64,7 +64,10 @@ func TestRekey(t *testing.T) {
 	}
 
 	runCases(t, dir, []cliCase{
-		{args: []string{"rekey", "--to-recipients", newRecipient, "--identity-file", oldFile},
+		// The new identity too, so that the rekey vouches for the store's
+		// key with it (crypt.Config.KeyFingerprint): readers holding only
+		// the new key then trust the store without a pinned fingerprint.
+		{args: []string{"rekey", "--to-recipients", newRecipient, "--identity-file", oldFile, "--identity-file", newFile},
 			stdout: "rekey done: 3 objects, each encrypted to 1 recipient\n"},
 	})
 	if _, _, err := encrypted(t, dir, oldFile, oldRecipient).Get(ctx, "b.md", blob.MaxObjectBytes); !errors.Is(err, crypt.ErrWrongKey) {

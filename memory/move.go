@@ -51,10 +51,14 @@ func (h *Handler) deleteDir(ctx context.Context, key string) error {
 			}
 			continue
 		}
-		for _, info := range infos {
-			if err := h.store.Delete(ctx, info.Key, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-				return err
-			}
+		// One by one: blob.DeleteKeys batches them on a store that can, and
+		// otherwise makes up to blob.DeleteParallel Deletes at once.
+		keys := make([]string, len(infos))
+		for i, info := range infos {
+			keys[i] = info.Key
+		}
+		if err := blob.DeleteKeys(ctx, h.store, keys); err != nil {
+			return err
 		}
 	}
 	return nil // not reached
@@ -209,60 +213,67 @@ func (h *Handler) absentTree(ctx context.Context, dst string) error {
 
 // copyAll copies every object of infos from under src to under dst, except
 // those whose copy is in copies already, then deletes the sources. data
-// holds contents already read, by source key.
+// holds contents already read, by source key; it is only read.
+//
+// Both phases run at most moveParallel calls at once, and the deletes start
+// only once every copy is made, so each file is at its old key, its new key
+// or both throughout, and an interrupted move leaves what leftCopies
+// recognises. A failed copy stops the copying (the calls in flight finish),
+// and the copies made are removed again.
 func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[string][]byte, copies map[string]blob.Info,
 	src, dst string) error {
 	type copied struct {
 		from blob.Info // the source as read
-		to   string    // its new key
+		to   string    // its new key; "" while not copied
 		ver  string    // the version at the new key
+		made bool      // this call wrote the copy
 	}
-	done := make([]copied, 0, len(infos))
-	made := 0 // done[:made] are copies this call wrote
-	for _, info := range infos {
+	jobs := make([]copied, len(infos)) // each goroutine writes only its own element
+	var todo []int                     // indexes of infos still to copy
+	for i, info := range infos {
 		if e, ok := copies[info.Key]; ok {
-			done = append(done, copied{from: info, to: e.Key, ver: e.Version})
-		}
-	}
-	resumed := len(done)
-	rollback := func(cause error) error {
-		// Remove our own copies, if nobody rewrote them meanwhile, even
-		// when ctx is done.
-		cctx := context.WithoutCancel(ctx)
-		errs := []error{cause}
-		for _, c := range done[resumed : resumed+made] {
-			if err := h.store.Delete(cctx, c.to, blob.Cond{IfVersion: c.ver}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("undoing copy: %w", err))
-			}
-		}
-		return errors.Join(errs...)
-	}
-	for _, info := range infos {
-		if _, ok := copies[info.Key]; ok {
+			jobs[i] = copied{from: info, to: e.Key, ver: e.Version}
 			continue
 		}
+		todo = append(todo, i)
+	}
+	err := parallel(ctx, len(todo), true, func(k int) error {
+		i := todo[k]
+		info := infos[i]
 		body, ok := data[info.Key]
 		if !ok {
 			var err error
 			if body, info, err = h.store.Get(ctx, info.Key, blob.MaxObjectBytes); err != nil {
-				return rollback(err)
+				return err
 			}
 		}
 		to := dst + info.Key[len(src):]
 		put, err := h.store.Put(ctx, to, body, blob.Cond{IfAbsent: true})
 		if err != nil {
-			return rollback(err)
+			return err
 		}
-		done = append(done, copied{from: info, to: to, ver: put.Version})
-		made++
+		jobs[i] = copied{from: info, to: to, ver: put.Version, made: true}
+		return nil
+	})
+	if err != nil {
+		// Remove our own copies, if nobody rewrote them meanwhile, even
+		// when ctx is done.
+		cctx := context.WithoutCancel(ctx)
+		undo := parallel(cctx, len(jobs), false, func(i int) error {
+			c := jobs[i]
+			if !c.made {
+				return nil
+			}
+			if err := h.store.Delete(cctx, c.to, blob.Cond{IfVersion: c.ver}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+				return fmt.Errorf("undoing copy: %w", err)
+			}
+			return nil
+		})
+		return errors.Join(err, undo)
 	}
-	var errs []error
-	for _, c := range done {
-		if err := h.dropSource(ctx, c.from, c.to, c.ver); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return parallel(ctx, len(jobs), false, func(i int) error {
+		return h.dropSource(ctx, jobs[i].from, jobs[i].to, jobs[i].ver)
+	})
 }
 
 // dropSource deletes the moved object src, whose copy at the key to has

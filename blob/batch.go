@@ -1,0 +1,87 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// BatchDeleter is implemented by stores that delete many objects in few
+// requests (S3's DeleteObjects, up to 1,000 keys a request).
+//
+// DeleteKeys deletes each of keys unconditionally. A key that does not exist
+// is no error. After an error some of the keys may be gone; the rest are
+// intact. The errors never wrap ErrNotExist or ErrPrecondition. A wrapper
+// whose inner store lacks the capability returns an error wrapping
+// errors.ErrUnsupported.
+type BatchDeleter interface {
+	DeleteKeys(ctx context.Context, keys []string) error
+}
+
+// DeleteParallel bounds how many Delete calls DeleteKeys's fallback has in
+// flight at once: enough to hide most of a remote store's round-trip
+// latency, few enough to stay within its client's connection pool and a
+// server's request rates.
+const DeleteParallel = 16
+
+// DeleteKeys deletes each of keys, with the semantics and errors documented
+// on BatchDeleter.
+//
+// If s implements BatchDeleter, DeleteKeys calls it; otherwise (or when it
+// returns errors.ErrUnsupported) it calls s.Delete(key, Cond{}) for each key,
+// at most DeleteParallel at once, makes them all even when some fail, and
+// returns the failures joined in the order of keys. Once ctx is done it
+// starts no more deletes and reports ctx's error. It is safe for concurrent
+// use when s is.
+func DeleteKeys(ctx context.Context, s Store, keys []string) error {
+	for _, k := range keys {
+		if err := CheckKey(k); err != nil {
+			return err
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if d, ok := s.(BatchDeleter); ok {
+		err := d.DeleteKeys(ctx, keys)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	var (
+		wg      sync.WaitGroup
+		errs    = make([]error, len(keys)+1)
+		sem     = make(chan struct{}, DeleteParallel)
+		stopped error
+	)
+	for i, key := range keys {
+		sem <- struct{}{}
+		if err := ctx.Err(); err != nil {
+			<-sem
+			stopped = err
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := s.Delete(ctx, key, Cond{})
+			if err != nil && !errors.Is(err, ErrNotExist) {
+				errs[i] = fmt.Errorf("deleting %q: %w", key, noCondition(err))
+			}
+		}()
+	}
+	wg.Wait()
+	errs[len(keys)] = stopped
+	return errors.Join(errs...)
+}
+
+// noCondition hides ErrPrecondition, which an unconditional Delete cannot
+// mean, from callers that read it as a refused condition.
+func noCondition(err error) error {
+	if errors.Is(err, ErrPrecondition) {
+		return fmt.Errorf("%v", err)
+	}
+	return err
+}

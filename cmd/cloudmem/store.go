@@ -37,6 +37,8 @@ var errNoStore = errors.New("the store does not exist")
 // else defaultStore.
 func (a *app) storeURL() string {
 	switch {
+	case len(a.mounts) > 0:
+		return a.mountsName() // mount.go
 	case a.storeFlag != "":
 		return a.storeFlag
 	case a.getenv(storeEnv) != "":
@@ -70,9 +72,9 @@ func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Stor
 			if err := checkParams(ctx, rawURL); err != nil {
 				return nil, err // now, not at the first write
 			}
-			return &lazyStore{dir: dir, open: func(ctx context.Context) (blob.Store, error) {
+			return a.instrumentStore(&lazyStore{dir: dir, open: func(ctx context.Context) (blob.Store, error) {
 				return storeurl.Open(ctx, rawURL)
-			}}, nil
+			}}, rawURL), nil
 		}
 	}
 	s, err := storeurl.Open(ctx, rawURL)
@@ -82,7 +84,7 @@ func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Stor
 	if acc == readOnly {
 		s = blob.ReadOnly(s)
 	}
-	return s, nil
+	return a.instrumentStore(s, rawURL), nil // otel.go
 }
 
 // openHandler opens the configured store for acc and returns a Handler over
@@ -103,6 +105,7 @@ func (a *app) openHandler(ctx context.Context, acc access, opts memory.Options) 
 
 // handler returns a Handler over s with opts and the app's logger.
 func (a *app) handler(s blob.Store, opts memory.Options) (*memory.Handler, error) {
+	opts = a.instrumentOptions(opts) // otel.go
 	opts.Logger = a.logger()
 	return memory.New(s, opts)
 }

@@ -14,7 +14,12 @@
 // no NUL byte or other C0 control character and no U+007F. Keys compare in byte
 // order; List returns them in that order. Key names nothing but itself: "a"
 // and "a/b" are unrelated keys to a Store, even though the memory handler
-// treats "a" as a directory when "a/b" exists. CheckKey reports whether a key
+// treats "a" as a directory when "a/b" exists. Not every backend can hold
+// both: blobtest's KeyAndTreeCoexist proves it for mem, GCS, Azure, Redis
+// and the wrappers; a file system cannot (the file store refuses the second
+// write with ErrPrecondition, tested), and MinIO, backed by one, leaves
+// "a/b/c" out of listings while "a/b" exists. Callers that need both must
+// not rely on it; the memory handler never creates both. CheckKey reports whether a key
 // is valid; stores reject invalid keys with an error for which
 // errors.Is(err, ErrInvalidKey) is true and touch nothing.
 //

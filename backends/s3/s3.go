@@ -50,6 +50,11 @@
 //
 // # Guarantees
 //
+// The MinIO column is what this repository's tests prove (integration,
+// against MinIO). The AWS column is what AWS documents for these requests;
+// no test here runs against AWS, so treat it as the documented behaviour,
+// not a tested one.
+//
 //	operation            how                                        AWS          MinIO
 //	Put(IfAbsent)        If-None-Match: *                           atomic       atomic
 //	Put(IfVersion)       If-Match: ETag                             atomic       atomic
@@ -59,7 +64,8 @@
 //	DeleteTree           List + DeleteObjects, 1,000 keys a call    not atomic   not atomic
 //	Rename (blob.Rename) copy with Put(IfAbsent), then delete       not atomic   not atomic
 //
-// Of racing conditional Puts exactly one wins, on AWS and on MinIO. A 409
+// Of racing conditional Puts exactly one wins: tested on MinIO, documented
+// by AWS. A 409
 // ConditionalRequestConflict is retried once, then reported as
 // blob.ErrPrecondition. When the SDK retries a conditional Put whose first
 // attempt landed, the retry fails its condition against our own write; the
@@ -68,8 +74,8 @@
 // Delete reads the object first: S3 deletes a missing key without complaint,
 // and the blob contract wants blob.ErrNotExist. Delete(IfVersion) compares
 // the whole version (write id included) with what it read, then sends
-// DeleteObject with If-Match, which AWS enforces, so there a write racing the
-// delete is never lost. MinIO ignores If-Match on DeleteObject: there a
+// DeleteObject with If-Match, which AWS documents that it enforces (untested
+// here), so there a write racing the delete would never be lost. MinIO ignores If-Match on DeleteObject: there a
 // write landing between the read and the delete is deleted with it. The
 // memory handler's correctness rests on conditional Put only. If the SDK
 // retries a conditional delete whose first attempt landed, the retry

@@ -18,8 +18,8 @@
 // both: blobtest's KeyAndTreeCoexist proves it for mem, GCS, Azure, Redis
 // and the wrappers; a file system cannot (the file store refuses the second
 // write with ErrPrecondition, tested), and MinIO, backed by one, leaves
-// "a/b/c" out of listings while "a/b" exists. Callers that need both must
-// not rely on it; the memory handler never creates both. CheckKey reports whether a key
+// "a/b/c" out of listings while "a/b" exists. A caller that must work on
+// every backend cannot rely on holding both. CheckKey reports whether a key
 // is valid; stores reject invalid keys with an error for which
 // errors.Is(err, ErrInvalidKey) is true and touch nothing.
 //

@@ -16,7 +16,8 @@ import (
 // Store returns a blob.Store that forwards every call to s and records a
 // span (a child of the span in the call's context) and metrics for each.
 // It forwards blob.Renamer, blob.TreeDeleter, blob.ReadOnlyReporter,
-// blob.Mounter, blob.KeyBudgeter and io.Closer to s. A Rename or DeleteTree
+// blob.Mounter, blob.KeyBudgeter, blob.Locker (a lock is no storage call:
+// it gets no span) and io.Closer to s. A Rename or DeleteTree
 // that s lacks returns errors.ErrUnsupported without a span, as it reaches
 // no storage (the package functions blob.Rename and blob.DeleteTree then
 // fall back through the wrapper, whose core calls are recorded); one that s
@@ -39,6 +40,7 @@ var (
 	_ blob.ReadOnlyReporter = (*store)(nil)
 	_ blob.Mounter          = (*store)(nil)
 	_ blob.KeyBudgeter      = (*store)(nil)
+	_ blob.Locker           = (*store)(nil)
 	_ io.Closer             = (*store)(nil)
 )
 
@@ -196,6 +198,16 @@ func (s *store) Mounts() []blob.MountPoint { return blob.Mounts(s.inner) }
 
 // KeyBudget is the inner store's: the wrapper leaves keys as they are.
 func (s *store) KeyBudget() int { return blob.KeyBytes(s.inner) }
+
+// Lock forwards to the inner store's Locker, or returns
+// errors.ErrUnsupported, which makes blob.Lock fall back.
+func (s *store) Lock(ctx context.Context, key string) (func(), error) {
+	l, ok := s.inner.(blob.Locker)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return l.Lock(ctx, key)
+}
 
 // Close closes the inner store.
 func (s *store) Close() error { return blob.Close(s.inner) }

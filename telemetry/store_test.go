@@ -1,6 +1,9 @@
 package telemetry_test
 
 import (
+	"context"
+	"errors"
+	"slices"
 	"testing"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -96,4 +99,24 @@ func TestStoreForwards(t *testing.T) {
 	if got := blob.Mounts(in.Store(mem.New(nil))); got != nil {
 		t.Errorf("Mounts of a plain store = %v, want nil", got)
 	}
+	var locked []string
+	unlock, err := blob.Lock(context.Background(), in.Store(lockStore{Store: mem.New(nil), locked: &locked}), "a.md")
+	if err != nil || !slices.Equal(locked, []string{"a.md"}) {
+		t.Errorf("Lock: %v, inner store locked %q, want [a.md]", err, locked)
+	}
+	unlock()
+	if _, err := in.Store(coreOnly{mem.New(nil)}).(blob.Locker).Lock(context.Background(), "a.md"); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Lock over a store without locks: %v, want ErrUnsupported", err)
+	}
+}
+
+// lockStore records the keys it is asked to lock.
+type lockStore struct {
+	blob.Store
+	locked *[]string
+}
+
+func (l lockStore) Lock(_ context.Context, key string) (func(), error) {
+	*l.locked = append(*l.locked, key)
+	return func() {}, nil
 }

@@ -98,15 +98,17 @@ type FileInfo struct {
 // stored). It costs one Get, and one List when there is no such file.
 //
 // On failure the error is an *Error: ErrInvalidPath, ErrNotFile (path is a
-// directory, or /memories), ErrNotFound, or ErrStorage (whose Cause is the
-// store's error; the details also go to Options.Logger).
+// directory, /memories or a mount point), ErrNotFound, ErrTooLarge (the
+// object is over the read limit, the larger of MaxFileBytes and
+// MaxImageBytes), or ErrStorage (whose Cause is the store's error; the
+// details also go to Options.Logger).
 func (h *Handler) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	c := &command{name: "read", path: path}
 	key, res, ok := h.resolve(ctx, c, path)
 	switch {
 	case !ok:
 		return nil, res.Err
-	case key == "":
+	case key == "" || h.isMountPoint(key):
 		return nil, &Error{Kind: ErrNotFile, Msg: msgNotAFile(path)}
 	}
 	data, _, err := h.store.Get(ctx, key, h.readLimit())
@@ -137,7 +139,8 @@ func (h *Handler) ReadFile(ctx context.Context, path string) ([]byte, error) {
 //
 // On failure the error is an *Error: ErrInvalidPath, ErrNotDir (dir is a
 // file), ErrNotFound (no file lies under dir; never for /memories, which
-// is always a directory), or ErrStorage.
+// is always a directory, nor for a mount point, which is one even when its
+// mount holds no file), or ErrStorage.
 func (h *Handler) Files(ctx context.Context, dir string) ([]FileInfo, error) {
 	c := &command{name: "files", path: dir}
 	key, res, ok := h.resolve(ctx, c, dir)
@@ -155,7 +158,7 @@ func (h *Handler) Files(ctx context.Context, dir string) ([]FileInfo, error) {
 		files = append(files, FileInfo{Path: pathOf(info.Key), Key: info.Key, Size: info.Size,
 			Version: info.Version, Modified: info.Modified})
 	}
-	if len(files) > 0 || key == "" {
+	if len(files) > 0 || key == "" || h.isMountPoint(key) {
 		return files, nil
 	}
 	_, err := h.store.Stat(ctx, key)
@@ -166,4 +169,12 @@ func (h *Handler) Files(ctx context.Context, dir string) ([]FileInfo, error) {
 		return nil, h.storageFailure(ctx, c, dir, err).Err
 	}
 	return nil, &Error{Kind: ErrNotFound, Msg: msgNotExist(dir)}
+}
+
+// isMountPoint reports whether key is a mount point of a mount table
+// (docs/spec.md "Mounts"): a directory that exists even when it holds no
+// file, and never an object.
+func (h *Handler) isMountPoint(key string) bool {
+	m, ok := blob.MountOf(blob.Mounts(h.store), key)
+	return ok && m.Name == key
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/memory/memorytest"
+	"github.com/cloudmem/cloudmem/mount"
 )
 
 // typedCall runs the command of a golden case's input through the typed
@@ -196,4 +197,45 @@ func (failStore) Get(context.Context, string, int64) ([]byte, blob.Info, error) 
 func (failStore) Stat(context.Context, string) (blob.Info, error) { return blob.Info{}, errBroken }
 func (failStore) List(context.Context, string) iter.Seq2[blob.Info, error] {
 	return func(yield func(blob.Info, error) bool) { yield(blob.Info{}, errBroken) }
+}
+
+// A mount point is a directory even when its mount holds no file
+// (docs/spec.md "Mounts"): Files lists nothing under it, ReadFile answers
+// that it is not a file, exactly as for a mount point that holds files.
+// ReadFile refuses an object over the read limit as the commands do.
+func TestReadFileAndFilesMountPoint(t *testing.T) {
+	ctx := t.Context()
+	team := mem.New(nil)
+	if _, err := team.Put(ctx, "big.md", []byte("0123456789"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	table, err := mount.New([]mount.Mount{{Name: "empty", Store: mem.New(nil)}, {Name: "team", Store: team}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := memory.New(table, memory.Options{MaxFileBytes: 4, MaxImageBytes: 4, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err := h.Files(ctx, "/memories/empty"); err != nil || files == nil || len(files) != 0 {
+		t.Errorf("Files(/memories/empty) = %#v, %v; want no file and no error", files, err)
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		kind error
+		text string
+	}{
+		{"read an empty mount point", second(h.ReadFile(ctx, "/memories/empty")), memory.ErrNotFile, "The path /memories/empty is not a file."},
+		{"read a mount point", second(h.ReadFile(ctx, "/memories/team")), memory.ErrNotFile, "The path /memories/team is not a file."},
+		{"read outside every mount", second(h.ReadFile(ctx, "/memories/nope")), memory.ErrNotFound, "The path /memories/nope does not exist"},
+		{"read over the read limit", second(h.ReadFile(ctx, "/memories/team/big.md")), memory.ErrTooLarge,
+			"File /memories/team/big.md is 10 bytes, over the limit of 4 bytes that a memory command reads"},
+		{"files outside every mount", second(h.Files(ctx, "/memories/nope")), memory.ErrNotFound, "The path /memories/nope does not exist"},
+	} {
+		var e *memory.Error
+		if !errors.As(c.err, &e) || e.Kind != c.kind || !errors.Is(c.err, c.kind) || e.Error() != c.text {
+			t.Errorf("%s: %#v, want kind %v and text %q", c.name, c.err, c.kind, c.text)
+		}
+	}
 }

@@ -30,6 +30,20 @@ func (s *actorStore) Put(ctx context.Context, key string, data []byte, c blob.Co
 	return s.Store.Put(ctx, key, data, c)
 }
 
+// written returns the actors recorded so far.
+func (s *actorStore) written() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.actors)
+}
+
+// actorStoreNamed returns the store actors://name opened.
+func actorStoreNamed(name string) *actorStore {
+	actorStoresMu.Lock()
+	defer actorStoresMu.Unlock()
+	return actorStores[name]
+}
+
 var (
 	actorStoresMu sync.Mutex
 	actorStores   = map[string]*actorStore{}
@@ -70,8 +84,39 @@ func TestExecActor(t *testing.T) {
 		}
 	}
 	want := []string{"session 42", "session 42", u.Username + "@" + host, u.Username + "@" + host}
-	got := actorStores[storeName(t)].actors
+	got := actorStoreNamed(storeName(t)).written()
 	if !slices.Equal(got, want) {
 		t.Errorf("the writes were made by %q, want %q", got, want)
+	}
+}
+
+// TestChatActor checks that chat makes the model's changes as --actor, and
+// as user@host without it.
+func TestChatActor(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		actor string
+	}{
+		{[]string{"--actor", "alice's laptop"}, "alice's laptop"},
+		{nil, u.Username + "@" + host},
+	} {
+		url, _ := chatPlayback(t, 200, chatResponses)
+		name := fmt.Sprintf("%s-%d", storeName(t), len(tc.flags))
+		args := append([]string{"chat", "--store", "actors://" + name}, tc.flags...)
+		code, _, stderr := cloudmem(args, "I prefer tea. Remember that.\nWhat do I prefer?", map[string]string{apiKeyEnv: "test-key", baseURLEnv: url})
+		if code != 0 || stderr != "" {
+			t.Fatalf("cloudmem %q = %d, stderr %q", args, code, stderr)
+		}
+		if got := actorStoreNamed(name).written(); !slices.Equal(got, []string{tc.actor}) {
+			t.Errorf("chat %q made its writes as %q, want [%q]", tc.flags, got, tc.actor)
+		}
 	}
 }

@@ -149,10 +149,11 @@ const (
 	opList
 	opRename
 	opDeleteTree
+	opDeleteKeys
 	numOps
 )
 
-var opNames = [numOps]string{"get", "stat", "put", "delete", "list", "rename", "delete_tree"}
+var opNames = [numOps]string{"get", "stat", "put", "delete", "list", "rename", "delete_tree", "delete_keys"}
 
 // Conditions (cloudmem.storage.condition), by index; condAbsent means the
 // call takes none, and the attribute is left out.

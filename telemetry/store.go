@@ -15,16 +15,17 @@ import (
 
 // Store returns a blob.Store that forwards every call to s and records a
 // span (a child of the span in the call's context) and metrics for each.
-// It forwards blob.Renamer, blob.TreeDeleter, blob.ReadOnlyReporter,
-// blob.Mounter, blob.KeyBudgeter, blob.Locker (a lock is no storage call:
-// it gets no span) and io.Closer to s. A Rename or DeleteTree
-// that s lacks returns errors.ErrUnsupported without a span, as it reaches
-// no storage (the package functions blob.Rename and blob.DeleteTree then
-// fall back through the wrapper, whose core calls are recorded); one that s
-// refuses with errors.ErrUnsupported (a wrapper over a store without it)
-// ends its span with result "unsupported" and records no metric. The
-// wrapper never changes an argument, a result or an error, and is safe for
-// concurrent use when s is.
+// It forwards blob.Renamer, blob.TreeDeleter, blob.BatchDeleter,
+// blob.ReadOnlyReporter, blob.Mounter, blob.KeyBudgeter, blob.Locker (a
+// lock is no storage call: it gets no span) and io.Closer to s. A Rename,
+// DeleteTree or DeleteKeys that s lacks returns errors.ErrUnsupported
+// without a span, as it reaches no storage (the package functions
+// blob.Rename, blob.DeleteTree and blob.DeleteKeys then fall back through
+// the wrapper, whose core calls are recorded); one that s refuses with
+// errors.ErrUnsupported (a wrapper over a store without it) ends its span
+// with result "unsupported" and records no metric. The wrapper never
+// changes an argument, a result or an error, and is safe for concurrent use
+// when s is.
 func (in *Instrumentation) Store(s blob.Store) blob.Store {
 	return &store{inner: s, in: in}
 }
@@ -41,6 +42,7 @@ var (
 	_ blob.Mounter          = (*store)(nil)
 	_ blob.KeyBudgeter      = (*store)(nil)
 	_ blob.Locker           = (*store)(nil)
+	_ blob.BatchDeleter     = (*store)(nil)
 	_ io.Closer             = (*store)(nil)
 )
 
@@ -181,6 +183,26 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 	}
 	ctx, c := s.in.begin(ctx, opDeleteTree, condAbsent)
 	err := d.DeleteTree(ctx, dir)
+	if errors.Is(err, errors.ErrUnsupported) {
+		c.span.SetAttributes(keyStorageRes.String("unsupported"))
+		c.span.End()
+		return err
+	}
+	c.end(ctx, err, false, false, 0)
+	return err
+}
+
+// DeleteKeys records one span for the batch, with the number of keys.
+func (s *store) DeleteKeys(ctx context.Context, keys []string) error {
+	d, ok := s.inner.(blob.BatchDeleter)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	ctx, c := s.in.begin(ctx, opDeleteKeys, condAbsent)
+	if c.span.IsRecording() {
+		c.span.SetAttributes(keyObjects.Int(len(keys)))
+	}
+	err := d.DeleteKeys(ctx, keys)
 	if errors.Is(err, errors.ErrUnsupported) {
 		c.span.SetAttributes(keyStorageRes.String("unsupported"))
 		c.span.End()

@@ -583,3 +583,40 @@ func TestUnderToolRunnerSpan(t *testing.T) {
 		t.Errorf("span %q has parent %v, want create_memory under the tool span %v", cmd.Name(), cmd.Parent().SpanID(), toolSpan.SpanContext().SpanID())
 	}
 }
+
+// batchStore deletes keys in one call, as S3's DeleteObjects does.
+type batchStore struct{ blob.Store }
+
+func (b batchStore) DeleteKeys(ctx context.Context, keys []string) error {
+	for _, k := range keys {
+		if err := b.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// A batch delete is one span with the number of keys; over a store
+// without the capability the wrapper reports ErrUnsupported and the
+// fallback's deletes are recorded one by one.
+func TestDeleteKeys(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, telemetry.Options{Backend: "s3"})
+	if err := blob.DeleteKeys(ctx, r.in.Store(batchStore{mem.New(nil)}), []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.DeleteKeys(ctx, r.in.Store(coreOnly{mem.New(nil)}), []string{"c"}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range r.spans.Ended() {
+		got = append(got, describeSpan(s))
+	}
+	want := []string{
+		"storage delete_keys [client] cloudmem.storage.backend=s3 cloudmem.storage.objects=2 cloudmem.storage.operation=delete_keys cloudmem.storage.result=ok",
+		"storage delete [client] cloudmem.storage.backend=s3 cloudmem.storage.condition=none cloudmem.storage.operation=delete cloudmem.storage.result=not_found",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("spans\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+}

@@ -75,8 +75,9 @@
 //     redacted them and when. It refuses to erase the file's current
 //     content.
 //   - Prune (on demand) applies the retention of Options.Keep and
-//     Options.MaxAge and never removes a path's last version or the one
-//     that is its current content.
+//     Options.MaxAge and never removes a path's last version, the one
+//     that is its current content, or a rename's record (the link to the
+//     old path).
 //
 // # Turning history on and off
 //

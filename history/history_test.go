@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -560,3 +561,57 @@ type closeCount struct {
 }
 
 func (c *closeCount) Close() error { c.n++; return nil }
+
+// TestOutOfOrderRecords makes a writer's record land after the record of
+// the writer that came after it (and with a later time): History still
+// lists the versions in the order the changes happened, so they replay.
+func TestOutOfOrderRecords(t *testing.T) {
+	ctx := t.Context()
+	inner := mem.New(nil)
+	v1, err := inner.Put(ctx, "f", []byte("0"), blob.Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClock()
+	gate := make(chan struct{})
+	var first atomic.Bool
+	hs := wrap(t, inner, &history.Options{Now: func() time.Time {
+		if first.CompareAndSwap(false, true) {
+			<-gate // the first record waits until the second is written
+		}
+		return c.Now()
+	}})
+	done := make(chan error)
+	go func() {
+		_, err := hs.Put(ctx, "f", []byte("a"), blob.Cond{IfVersion: v1.Version})
+		done <- err
+	}()
+	var v2 blob.Info
+	for range 1000 { // until writer A's change has landed
+		if v2, err = inner.Stat(ctx, "f"); err == nil && v2.Version != v1.Version {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if v2.Version == v1.Version {
+		t.Fatal("writer A's change never landed")
+	}
+	if _, err := hs.Put(ctx, "f", []byte("b"), blob.Cond{IfVersion: v2.Version}); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	vs, err := hs.History(ctx, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 2 || !vs[1].Time.Before(vs[0].Time) {
+		t.Fatalf("versions %+v: want A's record later in time than B's", vs)
+	}
+	checkRows(t, "history", rows(t, hs, "f", vs), []row{
+		{Op: history.OpModified, Path: "f", Size: 1, Content: "a"},
+		{Op: history.OpModified, Path: "f", Size: 1, Content: "b", Current: true},
+	})
+}

@@ -100,7 +100,9 @@ func next(s string, i int) int {
 // file's history.
 //
 // Other content that merely contains the same text (a later edit that kept
-// the line) is another version's content: redact it too.
+// the line) is another version's content: redact it too. A Redact that
+// fails midway (the error says which version) leaves the records it had
+// rewritten redacted; run it again to finish.
 func (s *Store) Redact(ctx context.Context, key, id string) ([]Version, error) {
 	r, vs, recs, err := s.find(ctx, key, id)
 	if err != nil {

@@ -97,16 +97,21 @@ func chain(steps []step) {
 	slices.SortStableFunc(steps, func(a, b step) int {
 		return cmp.Or(a.r.Time.Compare(b.r.Time), strings.Compare(a.r.ID, b.r.ID))
 	})
+	// Each pass moves at most one step; a step moves only forward, behind
+	// its producer, so the passes are bounded by the number of steps
+	// squared, and in practice by the few records that landed out of order.
 	for range len(steps) * len(steps) {
+		at := make(map[string]int, len(steps)) // version -> index of the step that produced it
+		for i, st := range steps {
+			if st.ver != "" {
+				at[st.ver] = i
+			}
+		}
 		moved := false
 		for i, st := range steps {
-			if st.prev == "" {
-				continue
-			}
-			j := slices.IndexFunc(steps, func(o step) bool { return o.ver == st.prev })
-			if j > i {
-				steps = slices.Delete(steps, i, i+1)
-				steps = slices.Insert(steps, j, st)
+			if j, ok := at[st.prev]; ok && st.prev != "" && j > i {
+				copy(steps[i:j], steps[i+1:j+1])
+				steps[j] = st
 				moved = true
 				break
 			}

@@ -549,6 +549,10 @@ func TestCapabilities(t *testing.T) {
 	if _, err := wrap(t, mem.New(nil), nil).Lock(ctx, "a"); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Lock over a store without locks: %v, want ErrUnsupported", err)
 	}
+	if _, err := history.New(mountTable{mem.New(nil)}, nil); err == nil ||
+		err.Error() != "history: the store is a mount table: turn history on in each mounted store instead" {
+		t.Errorf("New over a mount table: %v", err)
+	}
 	c := &closeCount{Store: mem.New(nil)}
 	if err := blob.Close(wrap(t, c, nil)); err != nil || c.n != 1 {
 		t.Errorf("Close: %v, inner closed %d times", err, c.n)
@@ -615,3 +619,8 @@ func TestOutOfOrderRecords(t *testing.T) {
 		{Op: history.OpModified, Path: "f", Size: 1, Content: "b", Current: true},
 	})
 }
+
+// mountTable is a store that says it is a mount table.
+type mountTable struct{ blob.Store }
+
+func (mountTable) Mounts() []blob.MountPoint { return []blob.MountPoint{{Name: "team"}} }

@@ -47,6 +47,10 @@ func (c *command) Value(key any) any {
 
 // CommandStart starts the command's span.
 func (o *observer) CommandStart(ctx context.Context, info memory.CommandInfo) context.Context {
+	tr := o.tracing.tracer()
+	if tr == nil && !o.commandMetricsOn(ctx) {
+		return ctx // nothing to record; Conflict and End find no command
+	}
 	cmd := &command{start: time.Now(), index: commandIndex(info.Name)}
 	if info.Overwrite {
 		cmd.overwrite = 1
@@ -56,8 +60,13 @@ func (o *observer) CommandStart(ctx context.Context, info memory.CommandInfo) co
 		opts = append(opts[:len(opts):len(opts)], trace.WithAttributes(pathAttrs(info)...))
 	}
 	name := operationName(commands[cmd.index], info.Overwrite)
-	cmd.Context, cmd.span = o.tracing.start(ctx, name, opts)
+	cmd.Context, cmd.span = start(tr, ctx, name, opts)
 	return cmd
+}
+
+// commandMetricsOn reports whether any command instrument records.
+func (o *observer) commandMetricsOn(ctx context.Context) bool {
+	return o.cmdDuration.Enabled(ctx) || o.conflicts.Enabled(ctx) || o.retries.Enabled(ctx) || o.gaveUp.Enabled(ctx)
 }
 
 // pathAttrs are the attributes of a command's paths.

@@ -50,15 +50,28 @@ var (
 type call struct {
 	in    *Instrumentation
 	op    int
+	off   bool // nothing to record: no span, no metric enabled
 	span  trace.Span
 	start time.Time
 }
 
 // begin starts the span of a storage call; cond is a condition index.
+// When neither spans nor the storage metrics are on, it records nothing
+// and does not read the clock.
 func (in *Instrumentation) begin(ctx context.Context, op, cond int) (context.Context, call) {
+	tr := in.tracing.tracer()
+	if tr == nil && !in.storageMetricsOn(ctx) {
+		return ctx, call{off: true, span: noSpan}
+	}
 	c := call{in: in, op: op, start: time.Now()}
-	ctx, c.span = in.tracing.start(ctx, spanNames[op], in.storageStart[op][cond])
+	ctx, c.span = start(tr, ctx, spanNames[op], in.storageStart[op][cond])
 	return ctx, c
+}
+
+// storageMetricsOn reports whether any storage instrument records.
+func (in *Instrumentation) storageMetricsOn(ctx context.Context) bool {
+	return in.storageDuration.Enabled(ctx) || in.storageErrors.Enabled(ctx) ||
+		in.bytesRead.Enabled(ctx) || in.bytesWritten.Enabled(ctx)
 }
 
 // spanNames are the storage spans' names, by operation.
@@ -74,6 +87,9 @@ var spanNames = func() (names [numOps]string) {
 // span records even when 0; written: whether they were written), and the
 // metrics.
 func (c call) end(ctx context.Context, err error, sized, written bool, bytes int64) {
+	if c.off {
+		return
+	}
 	in := c.in
 	result, failure, cause := storageResult(err)
 	if c.span.IsRecording() {

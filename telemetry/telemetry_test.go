@@ -22,6 +22,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
@@ -618,5 +619,34 @@ func TestDeleteKeys(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("spans\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+}
+
+// With a tracer provider that makes no spans, the metrics are recorded as
+// ever.
+func TestMetricsWithoutSpans(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	in, err := telemetry.New(telemetry.Options{
+		TracerProvider: tracenoop.NewTracerProvider(),
+		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+		Backend:        "mem",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := memory.New(in.Store(mem.New(nil)), memory.Options{Observer: in.Observer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Create(context.Background(), "/memories/a.md", "abc")
+	r := &rig{reader: reader}
+	m := r.metrics(t)
+	for name, w := range map[string][]string{
+		telemetry.MetricCommandDuration: {"cloudmem.memory.command=create cloudmem.memory.result=ok cloudmem.storage.backend=mem gen_ai.operation.name=create_memory: 1"},
+		telemetry.MetricBytesWritten:    {"cloudmem.storage.backend=mem cloudmem.storage.operation=put: 3"},
+	} {
+		if got := points(m[name]); !slices.Equal(got, w) {
+			t.Errorf("%s: %q, want %q", name, got, w)
+		}
 	}
 }

@@ -73,10 +73,9 @@ func spanningTracer(tp trace.TracerProvider) trace.Tracer {
 	return tr
 }
 
-// start starts a span with the current tracer, or returns ctx and its own
-// (possibly no-op) span when spans are off, without allocating.
-func (t *tracing) start(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
-	tr := t.tracer()
+// start starts a span with tr, or returns ctx and a no-op span when tr is
+// nil (spans are off), without allocating.
+func start(tr trace.Tracer, ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
 	if tr == nil {
 		return ctx, noSpan
 	}

@@ -65,7 +65,7 @@ func TestParseURLErrors(t *testing.T) {
 		{"azblob://acct:secret@c", "azure: a store URL carries no credentials"},
 		{"azblob:///prefix", "azure: the URL names no container"},
 		{"azblob:c", "azure: the URL names no container"},
-		{"azblob://c:10000", `azure: container "c" has a port`},
+		{"azblob://c:10000", `azure: container "c:10000" has a port`},
 		{"azblob://c/a/../b", `azure: prefix "a/../b"`},
 	}
 	for _, tt := range tests {

@@ -2,10 +2,7 @@ package azure
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/storeurl"
@@ -19,7 +16,6 @@ func init() {
 const (
 	paramAccount  = "account"
 	paramEndpoint = "endpoint"
-	paramPrefix   = "prefix" // storeurl's shared parameter, applied natively
 )
 
 // openURL opens azblob://CONTAINER/PREFIX?account=NAME&endpoint=URL.
@@ -34,33 +30,12 @@ func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
 // parseURL splits u into Open's arguments. The prefix is the URL path
 // followed by the prefix parameter, when present.
 func parseURL(u *url.URL) (containerName, prefix string, opts *Options, err error) {
-	if err := storeurl.CheckParams(u, paramAccount, paramEndpoint); err != nil {
+	b, err := storeurl.ParseBucket(u, storeurl.BucketSyntax{
+		Backend: "azure", Noun: "container", Params: []string{paramAccount, paramEndpoint},
+		Credentials: "set " + ConnectionStringEnv + ", or use DefaultAzureCredential (managed identity, workload identity, Azure CLI)",
+	})
+	if err != nil {
 		return "", "", nil, err
 	}
-	if u.User != nil {
-		return "", "", nil, fmt.Errorf("azure: a store URL carries no credentials: set %s, or use DefaultAzureCredential (managed identity, workload identity, Azure CLI)", ConnectionStringEnv)
-	}
-	if u.Opaque != "" || u.Host == "" {
-		return "", "", nil, errors.New("azure: the URL names no container: want azblob://CONTAINER[/PREFIX]")
-	}
-	if u.Port() != "" {
-		return "", "", nil, fmt.Errorf("azure: container %q has a port: use endpoint= for a server's address", u.Hostname())
-	}
-	query := u.Query() // CheckParams has parsed it
-	for _, name := range []string{paramAccount, paramEndpoint} {
-		if n := len(query[name]); n > 1 {
-			return "", "", nil, fmt.Errorf("azure: parameter %s given %d times", name, n)
-		}
-	}
-	opts = &Options{Account: query.Get(paramAccount), Endpoint: query.Get(paramEndpoint), Timeout: storeurl.Timeout(u)}
-	prefix = strings.Trim(u.Path, "/")
-	if p := strings.Trim(query.Get(paramPrefix), "/"); p != "" {
-		prefix = strings.Trim(prefix+"/"+p, "/")
-	}
-	if prefix != "" {
-		if err := blob.CheckKey(prefix); err != nil {
-			return "", "", nil, fmt.Errorf("azure: prefix %q: %w", prefix, err)
-		}
-	}
-	return u.Host, prefix, opts, nil
+	return b.Name, b.Prefix, &Options{Account: b.Params.Get(paramAccount), Endpoint: b.Params.Get(paramEndpoint), Timeout: b.Timeout}, nil
 }

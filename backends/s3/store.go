@@ -175,11 +175,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 
 func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
 	return func(yield func(blob.Info, error) bool) {
-		if err := ctx.Err(); err != nil {
-			yield(blob.Info{}, err)
-			return
-		}
-		if err := blob.CheckPrefix(prefix); err != nil {
+		if err := blob.CheckList(ctx, prefix); err != nil {
 			yield(blob.Info{}, err)
 			return
 		}

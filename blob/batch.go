@@ -85,3 +85,52 @@ func noCondition(err error) error {
 	}
 	return err
 }
+
+// The wrappers of this package forward BatchDeleter, as they forward
+// TreeDeleter: each answers errors.ErrUnsupported when the store it wraps
+// lacks it, so that the package function DeleteKeys falls back.
+var (
+	_ BatchDeleter = (*timeoutStore)(nil)
+	_ BatchDeleter = (*prefixStore)(nil)
+	_ BatchDeleter = (*plainStore)(nil)
+)
+
+// DeleteKeys forwards to the inner store's BatchDeleter under one deadline.
+func (t *timeoutStore) DeleteKeys(ctx context.Context, keys []string) error {
+	d, ok := t.inner.(BatchDeleter)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	cctx, end := t.start(ctx, "deletekeys", "")
+	return end(d.DeleteKeys(cctx, keys))
+}
+
+// DeleteKeys forwards to the inner store's BatchDeleter with the prefix
+// added to every key.
+func (p *prefixStore) DeleteKeys(ctx context.Context, keys []string) error {
+	d, ok := p.inner.(BatchDeleter)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	full := make([]string, len(keys))
+	for i, key := range keys {
+		k, err := p.full(key)
+		if err != nil {
+			return err
+		}
+		full[i] = k
+	}
+	return d.DeleteKeys(ctx, full)
+}
+
+// DeleteKeys forwards to the inner store's BatchDeleter, like DeleteTree.
+func (p *plainStore) DeleteKeys(ctx context.Context, keys []string) error {
+	if err := p.check(ctx); err != nil {
+		return err
+	}
+	d, ok := p.inner.(BatchDeleter)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return d.DeleteKeys(ctx, keys)
+}

@@ -147,10 +147,12 @@ func TestEncryptRecipients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// escrowRead reads key from the backend's store with the escrow key.
+	// escrowRead reads key from the backend's store with the escrow key,
+	// which did not make the store's integrity key and so pins it (fp).
+	var fp string
 	escrowRead := func(key string) (string, error) {
 		_, inner := captured.last()
-		s, err := crypt.Wrap(inner, crypt.Config{Recipients: escrowRcpts, Identities: escrowIDs})
+		s, err := crypt.Wrap(inner, crypt.Config{Recipients: escrowRcpts, Identities: escrowIDs, KeyFingerprint: fp})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,6 +166,9 @@ func TestEncryptRecipients(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := both.Put(ctx, "a.md", []byte("for both keys"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if fp, err = crypt.Fingerprint(ctx, both); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := escrowRead("a.md"); err != nil || got != "for both keys" {

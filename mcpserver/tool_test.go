@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -156,5 +158,51 @@ func TestResourcePages(t *testing.T) {
 	want := slices.Sorted(maps.Keys(files))
 	if pages != 2 || !slices.Equal(got, want) {
 		t.Errorf("%d pages, %d files (want 2 pages, %d files in key order)", pages, len(got), len(want))
+	}
+}
+
+// stuckStore is a store whose Put waits until its context is done (or the
+// test ends: release, so that a failing test does not hang).
+type stuckStore struct {
+	blob.Store
+	release chan struct{}
+}
+
+func (s stuckStore) Put(ctx context.Context, _ string, _ []byte, _ blob.Cond) (blob.Info, error) {
+	select {
+	case <-ctx.Done():
+		return blob.Info{}, ctx.Err()
+	case <-s.release:
+		return blob.Info{}, errors.New("released at the end of the test")
+	}
+}
+
+// TestCommandTimeout: Options.CommandTimeout bounds a command that its
+// store keeps waiting: the client's call returns the handler's storage
+// failure (a timeout, nothing done) soon after it, though the client's own
+// context never ends.
+func TestCommandTimeout(t *testing.T) {
+	store := mem.New(nil)
+	stuck := stuckStore{Store: store, release: make(chan struct{})}
+	h, err := memory.New(stuck, memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectInMemory(t, mcpserver.New(h, &mcpserver.Options{CommandTimeout: 100 * time.Millisecond, Logger: quiet}))
+	t.Cleanup(func() { close(stuck.release) }) // before the session's cleanup
+	done := make(chan memory.Result, 1)
+	go func() {
+		done <- call(context.Background(), cs, []byte(`{"command":"create","path":"/memories/a.md","file_text":"a"}`))
+	}()
+	select {
+	case got := <-done:
+		if want := (memory.Result{Text: "Error: The memory storage failed: the request timed out", IsError: true}); got != want {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the command outlived its timeout")
+	}
+	if n := len(snapshot(t, store, "")); n != 0 {
+		t.Errorf("%d objects after a create that timed out", n)
 	}
 }

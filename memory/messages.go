@@ -84,8 +84,7 @@ func noteListingTruncated(shown, total int) string {
 		" entries. View a subdirectory to see the rest.]"
 }
 
-// msgImageTooBig is the one text docs/spec.md leaves open ("an error naming the
-// size and the limit"); it follows the shape of msgTooBig.
+// msgImageTooBig is the image limit's text of docs/spec.md "view", "File".
 func msgImageTooBig(path string, n, max int64) string {
 	return "Image " + path + " is " + itoa64(n) + " bytes, over the limit of " + itoa64(max) + " bytes per image"
 }

@@ -19,12 +19,13 @@ const (
 	paramEncrypt      = "encrypt"
 	paramIdentityFile = "age_identity_file"
 	paramRecipients   = "age_recipients"
+	paramFingerprint  = "age_key_fingerprint"
 )
 
 // encryptParams are the shared query parameters that configure encryption.
 // storeurl.Open removes them from the URL before the backend sees it, and
 // calls encrypt when at least one of them is present.
-var encryptParams = []string{paramEncrypt, paramIdentityFile, paramRecipients}
+var encryptParams = []string{paramEncrypt, paramIdentityFile, paramRecipients, paramFingerprint}
 
 // This file hooks the encrypting store into package storeurl: a program
 // that links package crypt (backends/all does) opens encrypted stores from
@@ -60,7 +61,10 @@ func encrypt(_ context.Context, s blob.Store, params url.Values) (blob.Store, er
 //     the environment variable EnvIdentity (read with getenv), which
 //     holds an identity file's content; a URL never holds a private key;
 //   - the recipients are the comma-separated public keys of age_recipients,
-//     else the public keys of the identities themselves.
+//     else the public keys of the identities themselves;
+//   - age_key_fingerprint, when given, pins the store's integrity key
+//     (Config.KeyFingerprint): 32 lowercase hex digits, as Fingerprint
+//     returns them.
 func encryptConfig(params url.Values, getenv func(string) string) (Config, error) {
 	if !params.Has(paramEncrypt) {
 		for _, name := range encryptParams {
@@ -110,7 +114,14 @@ func encryptConfig(params url.Values, getenv func(string) string) (Config, error
 	} else if recipients, err = ownRecipients(ids); err != nil {
 		return Config{}, err
 	}
-	return Config{Recipients: recipients, Identities: ids}, nil
+	cfg := Config{Recipients: recipients, Identities: ids, KeyFingerprint: params.Get(paramFingerprint)}
+	if params.Has(paramFingerprint) && cfg.KeyFingerprint == "" {
+		return Config{}, fmt.Errorf("storeurl: %s is empty", paramFingerprint)
+	}
+	if err := checkFingerprint(cfg.KeyFingerprint); err != nil {
+		return Config{}, fmt.Errorf("storeurl: %s: %w", paramFingerprint, err)
+	}
+	return cfg, nil
 }
 
 // ownRecipients returns the public key of each identity (once, should an

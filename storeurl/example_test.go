@@ -60,7 +60,7 @@ func ExampleCheckParams() {
 	}
 	// Output:
 	// <nil>
-	// storeurl: scratch: unknown URL parameters "colour", "lable" (scratch accepts: label; every scheme accepts: age_identity_file, age_recipients, encrypt, prefix, readonly, timeout)
+	// storeurl: scratch: unknown URL parameters "colour", "lable" (scratch accepts: label; every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, prefix, readonly, timeout)
 }
 
 // The README's example: open a store from its URL, put a memory Handler over

@@ -34,6 +34,8 @@
 //	                           the identity file's content in $CLOUDMEM_AGE_IDENTITY
 //	age_recipients=age1..,...  comma-separated age recipients (public keys), for encrypt=age;
 //	                           without it, the identities' own
+//	age_key_fingerprint=HEX    pin the store's integrity key (crypt.Config.KeyFingerprint), for a
+//	                           reader whose identities did not create the store (an escrow key)
 //	readonly=true              refuse every write (blob.ReadOnly); true, false, 1 or 0
 //	timeout=DURATION           the deadline of each storage call, in Go duration syntax (timeout=1s,
 //	                           timeout=1m30s); it must be positive. Without it, the backend's
@@ -57,6 +59,13 @@
 //	encryption 200     encrypt=age...; registered by package crypt (crypt/storeurl.go)
 //	history    300     above encryption, so that its records are encrypted like the memories
 //	readonly   400     readonly=; registered here; outermost, so nothing beneath it writes
+//
+// A URL without encryption gets, in encryption's place, the guard of
+// blob.RefuseEncrypted: if the store holds the encryption layer's key object
+// (it is an encrypted store opened without encrypt=age), every call fails
+// with blob.ErrEncrypted, so no plaintext is written into it and no
+// ciphertext is read back as content. The guard costs one Stat, on the
+// store's first call.
 //
 // A wrapper's Check runs before the backend is opened, so a malformed
 // parameter costs no connection; if a Wrap fails, the store opened so far
@@ -231,7 +240,22 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A store opened without encryption refuses to work if it is an
+	// encrypted one (blob.RefuseEncrypted): plaintext is never written into
+	// it, ciphertext never read back as content. The guard sits where the
+	// encryption layer would.
+	encrypted := slices.ContainsFunc(layers, func(l layer) bool { return l.w.Order == OrderEncrypt })
+	guarded := false
+	guard := func() {
+		if !encrypted && !guarded {
+			s = blob.RefuseEncrypted(s)
+			guarded = true
+		}
+	}
 	for _, l := range layers {
+		if l.w.Order > OrderEncrypt {
+			guard()
+		}
 		ws, err := l.w.Wrap(ctx, s, l.params)
 		if err != nil {
 			if c, ok := s.(io.Closer); ok {
@@ -241,6 +265,7 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 		}
 		s = ws
 	}
+	guard()
 	return s, nil
 }
 

@@ -176,7 +176,7 @@ func TestReadOnly(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	everyScheme := "every scheme accepts: age_identity_file, age_recipients, encrypt, prefix, readonly, timeout"
+	everyScheme := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, prefix, readonly, timeout"
 	for _, tc := range []struct{ raw, want string }{
 		{"", "storeurl: empty URL"},
 		{"nosuch://x", `storeurl: unknown scheme "nosuch" (registered: capture, capture-native, mem)`},
@@ -254,7 +254,7 @@ func TestRegisterPanics(t *testing.T) {
 }
 
 func TestCheckParams(t *testing.T) {
-	every := "every scheme accepts: age_identity_file, age_recipients, encrypt, prefix, readonly, timeout"
+	every := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, prefix, readonly, timeout"
 	for _, tc := range []struct {
 		raw     string
 		allowed []string

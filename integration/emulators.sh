@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # integration/emulators.sh: install (if missing), start, check and stop the four storage servers that the
-# integration tests run against, natively, without Docker (see "Emulators" in DESIGN.md):
+# integration tests run against, natively, without Docker (see "The suites" in docs/design.md):
 #
 #   redis      Redis, from the Debian package redis-server
 #   minio      MinIO (S3), built with go install

@@ -159,3 +159,15 @@ func (p *plainStore) KeyBudget() int { return KeyBytes(p.inner) }
 
 // Mounts forwards to the inner store.
 func (p *plainStore) Mounts() []MountPoint { return Mounts(p.inner) }
+
+// Unguarded returns the store RefuseEncrypted wrapped when s is such a
+// guard (the outermost layer of s), and s itself otherwise. It is for the
+// rare program that must reach an encrypted store's raw objects without
+// decrypting them, such as re-encryption (crypt.Rekey); everything else that
+// opens a store without encryption keeps the guard.
+func Unguarded(s Store) Store {
+	if p, ok := s.(*plainStore); ok {
+		return p.inner
+	}
+	return s
+}

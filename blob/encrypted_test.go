@@ -119,3 +119,20 @@ func TestRefuseEncryptedForwards(t *testing.T) {
 		t.Errorf("Rename of a missing key through the wrapper: %v, want the inner store's ErrNotExist", err)
 	}
 }
+
+// Unguarded reaches the store beneath the guard, and leaves any other store
+// as it is.
+func TestUnguarded(t *testing.T) {
+	inner := seeded(t, mem.New(nil), map[string][]byte{blob.EncryptionKeyName: []byte("k"), "a.md": []byte("ciphertext")})
+	if got := blob.Unguarded(blob.RefuseEncrypted(inner)); got != inner {
+		t.Fatalf("Unguarded(RefuseEncrypted(s)) = %T, want s", got)
+	}
+	data, _, err := blob.Unguarded(blob.RefuseEncrypted(inner)).Get(t.Context(), "a.md", 100)
+	if err != nil || string(data) != "ciphertext" {
+		t.Fatalf("Get beneath the guard: %q, %v", data, err)
+	}
+	ro := blob.ReadOnly(inner)
+	if got := blob.Unguarded(ro); got != ro {
+		t.Fatalf("Unguarded of a store that is no guard = %T, want the store itself", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/crypt"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 func init() { register(newRekeyCmd) }
@@ -76,11 +77,17 @@ func (a *app) rekey(ctx context.Context, recipients []age.Recipient, identityFil
 	if err != nil {
 		return err
 	}
-	store, err := a.openURL(ctx, inner, readWrite)
+	if err := checkBarePath(inner); err != nil {
+		return err
+	}
+	opened, err := storeurl.Open(ctx, inner)
 	if err != nil {
 		return err
 	}
-	defer blob.Close(store)
+	defer blob.Close(opened)
+	// Rekey works on the ciphertext itself, beneath the guard that refuses
+	// plain access to an encrypted store.
+	store := blob.Unguarded(opened)
 
 	p := a.progress()
 	total := 0

@@ -40,10 +40,48 @@ const maxAttempts = 200
 // return an empty store.
 func RunConcurrency(t *testing.T, newStore func(t *testing.T) blob.Store) {
 	t.Helper()
-	t.Run("insert", func(t *testing.T) { raceInsert(t, newStore(t)) })
-	t.Run("create", func(t *testing.T) { raceCreate(t, yielding{newStore(t)}) })
-	t.Run("str_replace", func(t *testing.T) { raceReplace(t, newStore(t)) })
-	t.Run("file or directory", func(t *testing.T) { RunFileOrDirectory(t, newStore) })
+	RunConcurrencyWith(t, newStore, ConcurrencyOptions{})
+}
+
+// ConcurrencyOptions adjusts RunConcurrencyWith for a store that cannot
+// prove a part of the contract.
+type ConcurrencyOptions struct {
+	// Skip maps a subtest's name (one of ConcurrencySubtests) to the reason
+	// the store cannot pass it, which the subtest prints with t.Skip. A
+	// name that is no subtest, or a missing reason, fails the run.
+	Skip map[string]string
+}
+
+// ConcurrencySubtests are the names RunConcurrencyWith's subtests run
+// under, as go test prints them below the caller's test.
+var ConcurrencySubtests = []string{"insert", "create", "str_replace", "file or directory/race", "file or directory/seeded both"}
+
+// RunConcurrencyWith is RunConcurrency with options.
+func RunConcurrencyWith(t *testing.T, newStore func(t *testing.T) blob.Store, opts ConcurrencyOptions) {
+	t.Helper()
+	for name, reason := range opts.Skip {
+		if !slices.Contains(ConcurrencySubtests, name) {
+			t.Errorf("ConcurrencyOptions.Skip names %q, which is no subtest (the subtests are %q)", name, ConcurrencySubtests)
+		}
+		if reason == "" {
+			t.Errorf("ConcurrencyOptions.Skip[%q] gives no reason", name)
+		}
+	}
+	run := func(t *testing.T, name string, f func(t *testing.T)) {
+		t.Run(name[strings.LastIndexByte(name, '/')+1:], func(t *testing.T) {
+			if reason, ok := opts.Skip[name]; ok {
+				t.Skip(reason)
+			}
+			f(t)
+		})
+	}
+	run(t, "insert", func(t *testing.T) { raceInsert(t, newStore(t)) })
+	run(t, "create", func(t *testing.T) { raceCreate(t, yielding{newStore(t)}) })
+	run(t, "str_replace", func(t *testing.T) { raceReplace(t, newStore(t)) })
+	t.Run("file or directory", func(t *testing.T) {
+		run(t, "file or directory/race", func(t *testing.T) { raceFileOrDirectory(t, yielding{newStore(t)}) })
+		run(t, "file or directory/seeded both", func(t *testing.T) { seededBoth(t, newStore) })
+	})
 }
 
 // yielding lets other goroutines run before each call it forwards, which

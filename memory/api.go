@@ -178,3 +178,10 @@ func (h *Handler) isMountPoint(key string) bool {
 	m, ok := blob.MountOf(blob.Mounts(h.store), key)
 	return ok && m.Name == key
 }
+
+// InvalidInput returns the Result the handler gives for malformed input,
+// with reason as its short reason ("Error: Invalid memory command input:
+// {reason}", Err of kind ErrInvalidInput). It is for a program that refuses
+// a command before it reaches the handler, for example one longer than the
+// program reads, so that the model still reads the contract's wording.
+func InvalidInput(reason string) Result { return errorResult(ErrInvalidInput, msgInvalidInput(reason)) }

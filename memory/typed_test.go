@@ -239,3 +239,13 @@ func TestReadFileAndFilesMountPoint(t *testing.T) {
 		}
 	}
 }
+
+func TestInvalidInput(t *testing.T) {
+	res := memory.InvalidInput("the input is longer than 5 bytes")
+	if res.Text != "Error: Invalid memory command input: the input is longer than 5 bytes" || !res.IsError || res.Image != nil {
+		t.Fatalf("InvalidInput = %+v", res)
+	}
+	if !errors.Is(res.Err, memory.ErrInvalidInput) || res.Err.Error() != "Invalid memory command input: the input is longer than 5 bytes" {
+		t.Fatalf("InvalidInput's Err = %v", res.Err)
+	}
+}

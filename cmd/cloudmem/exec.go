@@ -17,9 +17,9 @@ import (
 // maxLine is the longest command line exec accepts, newline excluded.
 const maxLine = 16 << 20
 
-// tooLongText is the result for a line over maxLine. It follows the
-// handler's wording for malformed input.
-var tooLongText = fmt.Sprintf("Error: Invalid memory command input: the input is longer than %d bytes", maxLine)
+// tooLongResult is the result for a line over maxLine, in the handler's wording
+// for malformed input.
+var tooLongResult = memory.InvalidInput(fmt.Sprintf("the input is longer than %d bytes", maxLine))
 
 func init() { register(newExecCmd) }
 
@@ -61,13 +61,13 @@ func (a *app) exec(ctx context.Context, h *memory.Handler) error {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	for {
-		line, tooLong, readErr := readLine(in, maxLine)
+		line, overLong, readErr := readLine(in, maxLine)
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
 			return fmt.Errorf("reading stdin: %w", readErr)
 		}
-		if len(line) > 0 || tooLong || readErr == nil {
-			res := memory.Result{Text: tooLongText, IsError: true}
-			if !tooLong {
+		if len(line) > 0 || overLong || readErr == nil {
+			res := tooLongResult
+			if !overLong {
 				res = h.Execute(ctx, line)
 			}
 			if err := enc.Encode(wireResult(res)); err != nil {

@@ -36,7 +36,7 @@ func manyFiles(n int) map[string]string {
 // stays behind, and a second copy skips everything.
 func TestCopyRoundTrip(t *testing.T) {
 	files := manyFiles(2000)
-	srcFiles := maps(files, map[string]string{".cloudmem/crypt-key": "the source's own"})
+	srcFiles := maps(files, map[string]string{".cloudmem/journal": "the source's own"})
 	src := seed(t, storeName(t)+"-src", srcFiles)
 	dir := t.TempDir()
 	backName := storeName(t) + "-back"

@@ -26,7 +26,7 @@ var exportable = map[string]string{
 	"img/pixel.png":      "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff",
 	"unicodé/名前.md":      "ünïcode",
 	strings.Repeat("long-name/", 12) + "x.md": "long",
-	".cloudmem/crypt-key":                     "bookkeeping",
+	".cloudmem/journal":                       "bookkeeping",
 }
 
 // withoutBookkeeping returns files less the keys under .cloudmem/.

@@ -79,7 +79,7 @@ var smallTree = map[string]string{
 	"notes/deep/more/c.md": "c",                       // 1
 	"notes/.hidden":        "h",                       // 1
 	"node_modules/x.js":    strings.Repeat("x", 2000), // 2000
-	".cloudmem/crypt-key":  "not a memory file",
+	".cloudmem/journal":    "not a memory file",
 	"big/one.bin":          strings.Repeat("b", 1280), // 1280
 }
 

@@ -71,7 +71,7 @@ func TestReadOnlyUseCreatesNothing(t *testing.T) {
 // says so, writing nothing.
 func TestCopyEmptySource(t *testing.T) {
 	empty := t.TempDir()
-	bookkeeping := seed(t, storeName(t)+"-src", map[string]string{".cloudmem/crypt-key": "the source's own"})
+	bookkeeping := seed(t, storeName(t)+"-src", map[string]string{".cloudmem/journal": "the source's own"})
 	dstName := storeName(t) + "-dst"
 	for _, src := range []string{empty, bookkeeping} {
 		code, stdout, stderr := cloudmem([]string{"copy", src, "shared://" + dstName}, "", nil)

@@ -17,6 +17,71 @@ import (
 	"github.com/cloudmem/cloudmem/internal/objmeta"
 )
 
+// pageSize is the most keys ListObjectsV2 returns and DeleteObjects takes.
+const pageSize = 1000
+
+// Options configures Open. The zero value uses the SDK's default
+// configuration chain against AWS.
+type Options struct {
+	// Client is the S3 client to use, as configured by the caller. Nil
+	// means a client built from the SDK's default configuration chain and
+	// the fields below, which must be empty when Client is set.
+	Client *awss3.Client
+
+	// Region is the bucket's region. Empty means the SDK's chain
+	// (AWS_REGION, the shared config file), then us-east-1 when Endpoint
+	// is set; with neither, Open fails.
+	Region string
+
+	// Endpoint is the base URL (http or https) of an S3-compatible server.
+	// Empty means AWS.
+	Endpoint string
+
+	// PathStyle addresses the bucket in the URL path instead of the host
+	// name. MinIO needs it. False means virtual-hosted style.
+	PathStyle bool
+
+	// Timeout is the deadline of each storage call (see blob.WithTimeout):
+	// a call the server has not answered by then fails with
+	// blob.ErrTimeout. Zero means blob.DefaultTimeout (30s). The URL
+	// parameter timeout= sets it.
+	Timeout time.Duration
+}
+
+// Open returns a store over the objects of bucket under prefix: store key k
+// is object key prefix+"/"+k (k itself when prefix is empty). prefix may
+// have leading and trailing slashes, which are ignored; otherwise it must
+// be empty or a valid blob key. A nil opts means the zero Options.
+//
+// Open makes no request: a missing bucket or a credential problem shows in
+// the first call. The store is safe for concurrent use.
+func Open(ctx context.Context, bucket, prefix string, opts *Options) (blob.Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if bucket == "" || strings.ContainsAny(bucket, "/?#") {
+		return nil, fmt.Errorf("s3: invalid bucket name %q", bucket)
+	}
+	prefix = strings.Trim(prefix, "/")
+	dir := ""
+	if prefix != "" {
+		if err := blob.CheckKey(prefix); err != nil {
+			return nil, fmt.Errorf("s3: prefix: %w", err)
+		}
+		dir = prefix + "/"
+	}
+	client := opts.Client
+	if client == nil {
+		var err error
+		if client, err = newClient(ctx, opts); err != nil {
+			return nil, err
+		}
+	} else if opts.Region != "" || opts.Endpoint != "" || opts.PathStyle {
+		return nil, errors.New("s3: Options.Client is set: leave Region, Endpoint and PathStyle empty and configure the client instead")
+	}
+	return blob.WithTimeout(&store{client: client, bucket: bucket, dir: dir}, opts.Timeout), nil
+}
+
 // store implements blob.Store and blob.TreeDeleter.
 type store struct {
 	client *awss3.Client

@@ -9,6 +9,9 @@ import (
 	"github.com/cloudmem/cloudmem/storeurl"
 )
 
+// Scheme is the URL scheme this package registers with storeurl.
+const Scheme = "s3"
+
 func init() {
 	storeurl.Register(Scheme, storeurl.Backend{Open: openURL, NativePrefix: true})
 }

@@ -1,100 +1,16 @@
 package azure
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-
-	"github.com/cloudmem/cloudmem/blob"
 )
-
-// Scheme is the URL scheme this package registers with storeurl.
-const Scheme = "azblob"
-
-// ConnectionStringEnv is the environment variable Open reads a connection
-// string from when Options has neither Client nor ConnectionString.
-const ConnectionStringEnv = "AZURE_STORAGE_CONNECTION_STRING"
-
-// Options configures Open. The zero value uses AZURE_STORAGE_CONNECTION_STRING
-// when it is set, and otherwise needs Account or Endpoint.
-type Options struct {
-	// Client is the container client to use, as configured by the caller
-	// (credential, retries, transport). Nil means a client built from the
-	// fields below, which must be empty when Client is set.
-	Client *container.Client
-
-	// ConnectionString is a storage account connection string (with an
-	// AccountKey or a SharedAccessSignature). Empty means the value of
-	// AZURE_STORAGE_CONNECTION_STRING; when that is empty too, the store
-	// uses DefaultAzureCredential against Endpoint or Account.
-	ConnectionString string
-
-	// Account is the storage account name. Empty means the connection
-	// string's account, or the one Endpoint names.
-	Account string
-
-	// Endpoint is the account's blob service URL, such as
-	// https://NAME.blob.core.chinacloudapi.cn or, for Azurite,
-	// http://127.0.0.1:10000/devstoreaccount1. Empty means the connection
-	// string's, or https://ACCOUNT.blob.core.windows.net.
-	Endpoint string
-
-	// Timeout is the deadline of each storage call (see blob.WithTimeout):
-	// a call the server has not answered by then fails with
-	// blob.ErrTimeout. Zero means blob.DefaultTimeout (30s). The URL
-	// parameter timeout= sets it.
-	Timeout time.Duration
-}
-
-// Open returns a store over the blobs of the container named containerName
-// under prefix: store key k is blob prefix+"/"+k (k itself when prefix is
-// empty), with the escapes described in the package documentation. prefix
-// may have leading and trailing slashes, which are ignored; otherwise it
-// must be empty or a valid blob key. When opts.Client is set, containerName
-// may be empty (the client's container) or must be the client's container.
-// A nil opts means the zero Options.
-//
-// Open makes no request: a missing container or a credential problem shows
-// in the first call. The store is safe for concurrent use.
-func Open(ctx context.Context, containerName, prefix string, opts *Options) (blob.Store, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
-	prefix = strings.Trim(prefix, "/")
-	dir := ""
-	if prefix != "" {
-		if err := blob.CheckKey(prefix); err != nil {
-			return nil, fmt.Errorf("azure: prefix: %w", err)
-		}
-		dir = escape(prefix) + "/"
-	}
-	client := opts.Client
-	if client != nil {
-		if opts.ConnectionString != "" || opts.Account != "" || opts.Endpoint != "" {
-			return nil, errors.New("azure: Options.Client is set: leave ConnectionString, Account and Endpoint empty and configure the client instead")
-		}
-		if name := clientContainer(client); containerName != "" && containerName != name {
-			return nil, fmt.Errorf("azure: container %q differs from the client's container %q", containerName, name)
-		}
-	} else {
-		if err := checkContainer(containerName); err != nil {
-			return nil, err
-		}
-		var err error
-		if client, err = newClient(containerName, opts); err != nil {
-			return nil, err
-		}
-	}
-	return blob.WithTimeout(&store{client: client, dir: dir}, opts.Timeout), nil
-}
 
 // clientContainer returns the container name in a container client's URL:
 // its last path segment.

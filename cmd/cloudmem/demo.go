@@ -9,18 +9,36 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
 )
 
 func init() { register(newDemoCmd) }
 
 // demoDirName returns the directory a demo works in: a fresh name under
-// /memories, cloudmem-demo-XXXXXXXX with eight random hex digits, so that
-// the demo never touches a file it did not create. Tests replace it.
-var demoDirName = func() string {
+// parent, cloudmem-demo-XXXXXXXX with eight random hex digits, so that the
+// demo never touches a file it did not create. Tests replace it.
+var demoDirName = func(parent string) string {
 	var b [4]byte
 	rand.Read(b[:]) // never fails
-	return fmt.Sprintf("/memories/cloudmem-demo-%x", b)
+	return fmt.Sprintf("%s/cloudmem-demo-%x", parent, b)
+}
+
+// demoParent returns the directory the demo's directory goes in: /memories,
+// or on a mount table (--mount) the first writable mount point, since the
+// top level outside every mount holds nothing. It fails when every mount is
+// read-only.
+func demoParent(s blob.Store) (string, error) {
+	mounts := blob.Mounts(s)
+	if mounts == nil {
+		return memory.PathOf(""), nil
+	}
+	for _, m := range mounts {
+		if !m.ReadOnly {
+			return memory.PathOf(m.Name), nil
+		}
+	}
+	return "", errors.New("every mount is read-only; the demo needs a writable one")
 }
 
 // demoSteps returns the demo's session in dir: the commands a model might
@@ -53,17 +71,26 @@ func newDemoCmd(a *app) *cobra.Command {
 		Use:   "demo",
 		Short: "Run a short scripted session against the store, printing each step",
 		Long: "Runs a short memory session (view, create, str_replace, insert, view, rename, view, delete)\n" +
-			"in a new directory /memories/cloudmem-demo-XXXXXXXX of the store, printing each command and\n" +
-			"its result. The demo deletes the directory at the end and touches nothing else.",
+			"in a new directory /memories/cloudmem-demo-XXXXXXXX of the store (with --mount, in the first\n" +
+			"writable mount), printing each command and its result. The demo deletes the directory at the\n" +
+			"end and touches nothing else.",
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			h, done, err := a.openHandler(ctx, readWrite, memory.Options{})
+			s, err := a.openStore(ctx, readWrite)
 			if err != nil {
 				return err
 			}
-			defer done()
-			dir := demoDirName()
+			defer blob.Close(s)
+			parent, err := demoParent(s)
+			if err != nil {
+				return err
+			}
+			h, err := a.handler(s, memory.Options{})
+			if err != nil {
+				return err
+			}
+			dir := demoDirName(parent)
 			switch _, err := h.Files(ctx, dir); {
 			case errors.Is(err, memory.ErrNotFound): // a new directory, as it should be
 			case err == nil || errors.Is(err, memory.ErrNotDir):

@@ -8,14 +8,15 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// testDemoDir is the directory the demo works in during the tests, where
-// useDemoDir sets it.
+// testDemoDir is the directory the demo works in during the tests on a
+// store without mounts, where useDemoDir sets it.
 const testDemoDir = "/memories/cloudmem-demo"
 
-// useDemoDir makes the demo work in testDemoDir until the test ends.
+// useDemoDir makes the demo work in cloudmem-demo under the directory it
+// chose (testDemoDir without mounts) until the test ends.
 func useDemoDir(t *testing.T) {
 	old := demoDirName
-	demoDirName = func() string { return testDemoDir }
+	demoDirName = func(parent string) string { return parent + "/cloudmem-demo" }
 	t.Cleanup(func() { demoDirName = old })
 }
 
@@ -113,7 +114,7 @@ func TestDemoTouchesOnlyItsOwn(t *testing.T) {
 
 // TestDemoDirName checks that each demo picks a fresh directory name.
 func TestDemoDirName(t *testing.T) {
-	a, b := demoDirName(), demoDirName()
+	a, b := demoDirName("/memories"), demoDirName("/memories")
 	if a == b || !strings.HasPrefix(a, "/memories/cloudmem-demo-") || len(a) != len("/memories/cloudmem-demo-")+8 {
 		t.Errorf("demo directories %q and %q; want two different /memories/cloudmem-demo-XXXXXXXX", a, b)
 	}
@@ -165,5 +166,73 @@ func TestRedactURL(t *testing.T) {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestDemoUnderMounts checks that with --mount the demo works in the first
+// writable mount (the top level outside every mount holds nothing), with
+// the whole output, and leaves that mount's store empty.
+func TestDemoUnderMounts(t *testing.T) {
+	useDemoDir(t)
+	team := "shared://" + storeName(t)
+	args := []string{"--mount", "ro=mem://?readonly=true", "--mount", "team=" + team, "demo"}
+	dir := "/memories/team/cloudmem-demo"
+	want := `cloudmem demo: a memory session against the store mounts:ro=mem://?readonly=true team=` + team + `, in ` + dir + `
+
+> {"command":"view","path":"/memories"}
+Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:
+0B	/memories
+0B	/memories/ro/
+0B	/memories/team/
+
+> {"command":"create","path":"` + dir + `/notes.md","file_text":"# Project notes\n- Build with Go 1.26\n- Tests: bash integration/run-tests.sh\n"}
+File created successfully at: ` + dir + `/notes.md
+
+> {"command":"str_replace","path":"` + dir + `/notes.md","old_str":"Go 1.26","new_str":"Go 1.26 or newer"}
+The memory file has been edited. Here is the snippet showing the change (with line numbers):
+     1	# Project notes
+     2	- Build with Go 1.26 or newer
+     3	- Tests: bash integration/run-tests.sh
+     4	
+
+> {"command":"insert","path":"` + dir + `/notes.md","insert_line":1,"insert_text":"- Owner: the storage team\n"}
+The file ` + dir + `/notes.md has been edited.
+
+> {"command":"view","path":"` + dir + `/notes.md"}
+Here's the content of ` + dir + `/notes.md with line numbers:
+     1	# Project notes
+     2	- Owner: the storage team
+     3	- Build with Go 1.26 or newer
+     4	- Tests: bash integration/run-tests.sh
+     5	
+
+> {"command":"rename","old_path":"` + dir + `/notes.md","new_path":"` + dir + `/project.md"}
+Successfully renamed ` + dir + `/notes.md to ` + dir + `/project.md
+
+> {"command":"view","path":"/memories"}
+Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:
+111B	/memories
+0B	/memories/ro/
+111B	/memories/team/
+111B	/memories/team/cloudmem-demo/
+
+> {"command":"delete","path":"` + dir + `"}
+Successfully deleted ` + dir + `
+
+Done; the demo deleted what it created.
+`
+	code, stdout, stderr := cloudmem(args, "", nil)
+	if code != 0 || stdout != want || stderr != "" {
+		t.Fatalf("demo = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
+	}
+	if got := contents(t, storeName(t)); len(got) != 0 {
+		t.Errorf("after the demo the mounted store holds %q, want nothing", got)
+	}
+
+	// With every mount read-only there is nowhere to work: one line, exit 1.
+	code, stdout, stderr = cloudmem([]string{"--mount", "ro=mem://?readonly=true", "demo"}, "", nil)
+	wantErr := "cloudmem demo: every mount is read-only; the demo needs a writable one\n"
+	if code != 1 || stdout != "" || stderr != wantErr {
+		t.Errorf("demo on read-only mounts = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", code, stdout, stderr, wantErr)
 	}
 }

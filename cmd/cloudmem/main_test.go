@@ -186,8 +186,9 @@ func TestCompletion(t *testing.T) {
 func TestDemoHelp(t *testing.T) {
 	code, stdout, stderr := cloudmem([]string{"demo", "--help"}, "", nil)
 	want := commandHelp(`Runs a short memory session (view, create, str_replace, insert, view, rename, view, delete)
-in a new directory /memories/cloudmem-demo-XXXXXXXX of the store, printing each command and
-its result. The demo deletes the directory at the end and touches nothing else.`, "demo", "  -h, --help   help for demo\n")
+in a new directory /memories/cloudmem-demo-XXXXXXXX of the store (with --mount, in the first
+writable mount), printing each command and its result. The demo deletes the directory at the
+end and touches nothing else.`, "demo", "  -h, --help   help for demo\n")
 	if code != 0 || stdout != want || stderr != "" {
 		t.Errorf("cloudmem demo --help = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)
 	}

@@ -82,8 +82,9 @@ type command struct {
 }
 
 // decode parses input into a command. On failure it returns the error text
-// (without "Error: ") the model receives.
-func decode(input []byte) (command, string) {
+// (without "Error: ") the model receives, which echoes an unknown command
+// cut at echoLimit code points (echo).
+func decode(input []byte, echoLimit int) (command, string) {
 	var c command
 	raw, msg := scanObject(input)
 	if msg != "" {
@@ -99,7 +100,7 @@ func decode(input []byte) (command, string) {
 	c.name = unquote(v)
 	ps, ok := params[c.name]
 	if !ok {
-		return c, msgUnknownCommand(c.name)
+		return c, msgUnknownCommand(echo(c.name, echoLimit))
 	}
 	for _, p := range ps {
 		v := raw[p.field]

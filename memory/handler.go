@@ -238,7 +238,7 @@ func New(store blob.Store, opts Options) (*Handler, error) {
 // another writer created a moment before. The Result tells the truth: a
 // command reported done was done.
 func (h *Handler) Execute(ctx context.Context, input []byte) Result {
-	c, msg := decode(input)
+	c, msg := decode(input, h.viewLimit)
 	if msg != "" {
 		return h.observed(ctx, &c, errorResult(ErrInvalidInput, msg))
 	}
@@ -278,7 +278,7 @@ func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 // resolve validates path and returns its key, or ok == false and the
 // Result to return.
 func (h *Handler) resolve(ctx context.Context, c *command, path string) (key string, res Result, ok bool) {
-	key, msg := resolveWithin(path, h.keyBudget)
+	key, msg := resolveWithin(path, h.keyBudget, h.viewLimit)
 	if msg != "" {
 		return "", errorResult(ErrInvalidPath, msg), false
 	}

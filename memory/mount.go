@@ -78,7 +78,7 @@ func (h *Handler) checkMounts(c *command) (res Result, ok bool) {
 				budget = min(budget, len(m.Name)+1+m.KeyBudget)
 			}
 		}
-		key, msg := resolveWithin(p, budget)
+		key, msg := resolveWithin(p, budget, h.viewLimit)
 		if msg != "" {
 			return errorResult(ErrInvalidPath, msg), false
 		}

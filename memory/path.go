@@ -21,38 +21,43 @@ const (
 // escape, characters, length, reserved) and returns its store key: "" for
 // the root,
 // "notes/a.md" for /memories/notes/a.md. On failure it returns the error
-// text instead.
-func resolve(path string) (key, msg string) { return resolveWithin(path, blob.MaxKeyLen) }
+// text instead, which echoes the path as echo does with the default view
+// limit.
+func resolve(path string) (key, msg string) {
+	return resolveWithin(path, blob.MaxKeyLen, DefaultViewLimit)
+}
 
 // resolveWithin is resolve for a store that holds keys of at most budget
 // bytes (see blob.KeyBytes): a longer key is "too long", checked with the
-// other lengths, before the reserved names.
-func resolveWithin(path string, budget int) (key, msg string) {
+// other lengths, before the reserved names. An error text echoes the path
+// cut at echoLimit code points (echo): a path that fails the checks before
+// the length check may be of any length.
+func resolveWithin(path string, budget, echoLimit int) (key, msg string) {
 	if path != root && !strings.HasPrefix(path, root+"/") {
-		return "", msgPrefix(path)
+		return "", msgPrefix(echo(path, echoLimit))
 	}
 	if escapes(path) {
-		return "", msgEscape(path)
+		return "", msgEscape(echo(path, echoLimit))
 	}
 	for i := 0; i < len(path); i++ {
 		if c := path[i]; c < 0x20 || c == 0x7f {
-			return "", msgChars(path)
+			return "", msgChars(echo(path, echoLimit))
 		}
 	}
 	if !utf8.ValidString(path) { // only a typed call can send one
-		return "", msgChars(path)
+		return "", msgChars(echo(path, echoLimit))
 	}
 	if len(path) > maxPathBytes {
-		return "", msgTooLong(path)
+		return "", msgTooLong(echo(path, echoLimit))
 	}
 	for seg := range strings.SplitSeq(path, "/") {
 		if len(seg) > maxSegmentBytes {
-			return "", msgTooLong(path)
+			return "", msgTooLong(echo(path, echoLimit))
 		}
 	}
 	key = normalise(path[len(root):])
 	if len(key) > budget {
-		return "", msgTooLong(path)
+		return "", msgTooLong(path) // at most maxPathBytes
 	}
 	if blob.IsReserved(key) {
 		return "", msgReserved(path)

@@ -3,6 +3,12 @@ package memorytest
 // Decoding: docs/spec.md "Wire form". None of these may touch storage (Run checks
 // that for every decoding error).
 
+import (
+	"strings"
+
+	"github.com/cloudmem/cloudmem/memory"
+)
+
 const unknownCommand = ". Expected one of: view, create, str_replace, insert, delete, rename"
 
 // emptyRoot is the view of /memories on an empty store.
@@ -72,6 +78,10 @@ func commandCases() []Case {
 		{Name: "command empty", Input: `{"command":"","path":"/memories"}`, Want: fail("Unknown memory command: " + unknownCommand)},
 		{Name: "command with a trailing space", Input: `{"command":"view ","path":"/memories"}`, Want: fail("Unknown memory command: view " + unknownCommand)},
 		{Name: "command unknown before mistyped fields", Input: `{"command":"nope","path":5}`, Want: fail("Unknown memory command: nope" + unknownCommand)},
+		// docs/spec.md "str_replace": an echoed unknown command is cut at the
+		// view limit (code points) and followed by "…".
+		{Name: "command unknown, echoed cut at the view limit", Options: memory.Options{ViewLimit: 3}, Input: `{"command":"\u00e9bcd"}`, Want: fail("Unknown memory command: \u00e9bc…" + unknownCommand)},
+		{Name: "command unknown, echoed cut at the default view limit", Input: `{"command":"` + strings.Repeat("x", 16001) + `"}`, Want: fail("Unknown memory command: " + strings.Repeat("x", 16000) + "…" + unknownCommand)},
 		{Name: "duplicate command: last wins", Input: `{"command":"delete","command":"view","path":"/memories"}`, Want: ok(emptyRoot)},
 		{Name: "duplicate command: last is null", Input: `{"command":"view","path":"/memories","command":null}`, Want: required},
 		{Name: "duplicate command: first mistyped", Input: `{"command":7,"command":"view","path":"/memories"}`, Want: ok(emptyRoot)},

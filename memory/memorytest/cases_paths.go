@@ -1,6 +1,10 @@
 package memorytest
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cloudmem/cloudmem/memory"
+)
 
 // Paths: docs/spec.md "Paths". Checked in this order, the first failure
 // reported: prefix, escape, characters, length, reserved. None of these
@@ -90,6 +94,7 @@ func lengthCases() []Case {
 	slashes := "/memories/" + strings.Repeat("/", 1014) + "a"        // 1,025 bytes as sent, /memories/a once normalised
 	dots := "/memories" + strings.Repeat("/.", 507) + "/a"           // 1,025 bytes as sent
 	dots1024 := "/memories" + strings.Repeat("/.", 506) + "/a" + "b" // 1,024 bytes as sent
+	huge := "/memories/" + strings.Repeat("a", 20000)                // longer than the view limit
 	return []Case{
 		{Name: "1025-byte path", Input: viewPath(p1025), Want: fail(tooLong(p1025))},
 		{Name: "1025-byte path on create", Input: createPath(p1025), Want: fail(tooLong(p1025))},
@@ -101,6 +106,16 @@ func lengthCases() []Case {
 		{Name: "length counts the path as sent: slashes", Input: createPath(slashes), Want: fail(tooLong(slashes))},
 		{Name: "length counts the path as sent: dot segments", Input: createPath(dots), Want: fail(tooLong(dots))},
 		{Name: "1024 bytes as sent with dot segments", Input: createPath(dots1024), Want: ok(created(dots1024)), WantFiles: files("/memories/ab", "x")},
+
+		// docs/spec.md "str_replace": any text of the model's that an error
+		// echoes, a path too, is cut at the view limit (code points) and
+		// followed by "…".
+		{Name: "too-long path echoed cut at the default view limit", Input: viewPath(huge), Want: fail(tooLong(huge[:16000] + "…"))},
+		{Name: "too-long path echoed cut at the view limit", Options: memory.Options{ViewLimit: 12}, Input: createPath(p1025), Want: fail(tooLong(p1025[:12] + "…"))},
+		{Name: "too-long path echoed whole with no view limit", Options: memory.Options{ViewLimit: -1}, Input: viewPath(huge), Want: fail(tooLong(huge))},
+		{Name: "bad prefix echoed cut at the view limit", Options: memory.Options{ViewLimit: 12}, Input: viewPath("/memoriesX/\u00e9\u00e9\u00e9"), Want: fail(badPrefix("/memoriesX/\u00e9…"))},
+		{Name: "escaping path echoed cut at the view limit", Options: memory.Options{ViewLimit: 12}, Input: viewPath("/memories/../abc"), Want: fail(escapes("/memories/..…"))},
+		{Name: "invalid characters echoed cut at the view limit", Options: memory.Options{ViewLimit: 12}, Input: viewPath("/memories/a\tbcd"), Want: fail(badChars("/memories/a\t…"))},
 	}
 }
 

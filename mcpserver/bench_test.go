@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,12 @@ func BenchmarkMCP(b *testing.B) {
 		{"stdio-raw-sdk-floor", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
 			return rawStdio(b, floorServer(h).Run)
 		}},
+		// The transport's floor: the same pipes and reads, and a goroutine
+		// that answers every request line with a prepared answer of the
+		// view's size, without MCP.
+		{"stdio-raw-pipe-floor", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			return rawStdio(b, echoLines(preparedAnswer(b, h, view)))
+		}},
 		{"http-raw", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
 			srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{Logger: quiet,
 				Open: func(context.Context, *mcpserver.Tenant) (*memory.Handler, error) { return h, nil }})
@@ -100,6 +107,21 @@ func BenchmarkMCP(b *testing.B) {
 			mux.Handle(mcpserver.MCPPath, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 				&mcp.StreamableHTTPOptions{JSONResponse: true, Logger: quiet}))
 			ts := httptest.NewServer(mux)
+			b.Cleanup(ts.Close)
+			return rawHTTP(b, ts.URL)
+		}},
+		// net/http's floor: a handler that reads the request and writes a
+		// prepared answer of the view's size.
+		{"http-raw-nethttp-floor", func(b *testing.B, h *memory.Handler) func([]byte) memory.Result {
+			answer := preparedAnswer(b, h, view)
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, err := io.Copy(io.Discard, r.Body); err != nil {
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Mcp-Session-Id", "floor")
+				w.Write(answer)
+			}))
 			b.Cleanup(ts.Close)
 			return rawHTTP(b, ts.URL)
 		}},
@@ -128,16 +150,35 @@ func BenchmarkMCP(b *testing.B) {
 	}
 }
 
-// reportCPU starts counting the process's CPU time; the function it
-// returns reports it per call as cpu-µs/op (client, server and garbage
-// collector together).
+// reportCPU starts counting the process's CPU time, the goroutines it
+// starts and its garbage collections; the function it returns reports them
+// per call as cpu-µs/op (client, server and garbage collector together),
+// goroutines/op and gc/op.
 func reportCPU(b *testing.B) func() {
+	samples := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	read := func() [2]uint64 {
+		metrics.Read(samples)
+		var v [2]uint64
+		for i, s := range samples {
+			if s.Value.Kind() == metrics.KindUint64 {
+				v[i] = s.Value.Uint64()
+			}
+		}
+		return v
+	}
 	start, ok := cpuTime()
+	before := read()
 	return func() {
 		end, _ := cpuTime()
-		if ok && b.N > 0 {
+		after := read()
+		if b.N == 0 {
+			return
+		}
+		if ok {
 			b.ReportMetric(float64(end-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 		}
+		b.ReportMetric(float64(after[0]-before[0])/float64(b.N), "goroutines/op")
+		b.ReportMetric(float64(after[1]-before[1])/float64(b.N), "gc/op")
 	}
 }
 
@@ -178,6 +219,37 @@ func floorServer(h *memory.Handler) *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}, nil
 		})
 	return srv
+}
+
+// preparedAnswer is the JSON-RPC answer line to a tools/call of input,
+// as the memory server writes it.
+func preparedAnswer(b *testing.B, h *memory.Handler, input []byte) []byte {
+	text, err := json.Marshal(h.Execute(context.Background(), input).Text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":%s}]}}`+"\n", text)
+}
+
+// echoLines is a stand-in for a server on a stdio transport: it answers
+// every line that is not a notification with answer.
+func echoLines(answer []byte) func(context.Context, mcp.Transport) error {
+	return func(ctx context.Context, t mcp.Transport) error {
+		pipes := t.(*mcp.IOTransport)
+		in := bufio.NewReader(pipes.Reader)
+		for {
+			line, err := in.ReadSlice('\n')
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(line, []byte(`"method":"notifications/`)) {
+				continue
+			}
+			if _, err := pipes.Writer.Write(answer); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // jsonRPCCall is the tools/call request of a memory command input.

@@ -79,7 +79,8 @@ func TestToolDefinition(t *testing.T) {
 	}
 }
 
-// actorStore records the actor of every Put.
+// actorStore records the actor of every Put of a memory file (the
+// handler's own bookkeeping under .cloudmem is not a command's write).
 type actorStore struct {
 	blob.Store
 	mu     sync.Mutex
@@ -88,7 +89,9 @@ type actorStore struct {
 
 func (a *actorStore) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
 	a.mu.Lock()
-	a.actors = append(a.actors, key+" by "+blob.Actor(ctx))
+	if !blob.IsReserved(key) {
+		a.actors = append(a.actors, key+" by "+blob.Actor(ctx))
+	}
 	a.mu.Unlock()
 	return a.Store.Put(ctx, key, data, c)
 }

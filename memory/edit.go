@@ -4,16 +4,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// create writes a new file, or with Overwrite replaces an existing one. It
-// costs one List (which answers every check at once) and one conditional
-// Put; a new file then costs the checks of settle, which keep a name from
-// ending up both a file and a directory.
+// create writes a new file, or with Overwrite replaces an existing one. Its
+// checks, in docs/spec.md's order, cost nothing that grows with the store:
+// probe (exists, ancestor is a file), the size, then, with the file limit
+// on, a reservation in the scope's file count (count.go), which answers
+// "full" without listing the store. Then one conditional Put; a new file
+// then costs the checks of settle, which keep a name from ending up both a
+// file and a directory, and a second look at the count (confirm).
 func (h *Handler) create(ctx context.Context, c *command) Result {
 	key, res, ok := h.resolve(ctx, c, c.path)
 	if !ok {
@@ -25,7 +30,7 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 	data := []byte(c.fileText)
 	size := int64(len(data))
 	return h.retry(ctx, c, c.path, func() (Result, bool) {
-		s, err := h.survey(ctx, key)
+		s, err := h.probe(ctx, key)
 		switch {
 		case err != nil:
 			return h.storageFailure(ctx, c, c.path, err), false
@@ -35,67 +40,76 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 			return errorResult(ErrNotDir, msgAncestorFile(s.fileAncestor)), false
 		case size > h.maxFileBytes:
 			return errorResult(ErrTooLarge, msgTooBig(c.path, size, h.maxFileBytes)), false
-		case !s.isFile && h.maxFiles >= 0 && s.files >= h.maxFiles:
-			return errorResult(ErrFull, msgFull(s.files, h.maxFiles)), false
 		}
 		cond := blob.Cond{IfAbsent: true}
-		if s.isFile {
+		var r reservation
+		switch {
+		case s.isFile: // replaced: no new file to count
 			cond = blob.Cond{IfVersion: s.version}
+		case h.maxFiles >= 0:
+			var full int
+			r, full, err = h.reserve(ctx, key)
+			switch {
+			case errors.Is(err, errCountBusy): // the count kept changing: try again later
+				return Result{}, true
+			case err != nil:
+				return h.storageFailure(ctx, c, c.path, err), false
+			}
+			if full >= 0 {
+				return errorResult(ErrFull, msgFull(full, h.maxFiles)), false
+			}
+		}
+		if r.key != "" && time.Since(r.at) > pendingTTL/2 {
+			// A recount may have dropped the reservation (count.go).
+			h.release(ctx, r)
+			return h.storageFailure(ctx, c, c.path, errSlowCreate), false
 		}
 		put, err := h.store.Put(ctx, key, data, cond)
 		switch {
 		case err == nil && s.isFile: // a file replaced: no new name
 			return textResult(msgCreated(c.path)), false
 		case err == nil:
+			if r.key != "" {
+				if err := h.confirm(ctx, r); err != nil {
+					return h.undoCreate(ctx, c, key, put.Version, err), false
+				}
+			}
+			// A create that settle withdraws keeps its reservation: the
+			// count is then too high, which the next recount mends.
 			return h.settle(ctx, c, key, put.Version)
 		case !errors.Is(err, blob.ErrPrecondition):
+			// The file may have landed: keep the reservation.
 			return h.storageFailure(ctx, c, c.path, err), false
 		}
-		// Another writer got there first: it created the file, or (on a
-		// store that refuses a key under an object) a file at an ancestor.
-		// The next survey tells which; it never overwrites either.
+		// Another writer got there first: it created the file (and
+		// counted it), or (on a store that refuses a key under an object)
+		// a file at an ancestor. The next probe tells which; it never
+		// overwrites either.
+		if r.key != "" {
+			h.release(ctx, r)
+		}
 		return Result{}, true
 	})
 }
 
-// survey is what create needs to know about a key and the store.
+// undoCreate deletes the file key, just created with version, whose file
+// count could not be confirmed (cause), and returns the storage failure.
+// Its reservation stays: the count is then too high, which is safe. It
+// deletes even when ctx is done: a failed command must leave no file.
+func (h *Handler) undoCreate(ctx context.Context, c *command, key, version string, cause error) Result {
+	err := h.store.Delete(context.WithoutCancel(ctx), key, blob.Cond{IfVersion: version})
+	if err != nil && !errors.Is(err, blob.ErrNotExist) && !errors.Is(err, blob.ErrPrecondition) {
+		cause = errors.Join(cause, fmt.Errorf("memory: undoing a create whose file count was not confirmed: %w", err))
+	}
+	return h.storageFailure(ctx, c, c.path, cause)
+}
+
+// survey is what create needs to know about a key.
 type survey struct {
 	isFile       bool
 	version      string // the file's, when isFile
 	isDir        bool
 	fileAncestor string // the key of the highest ancestor that is a file
-	files        int    // files in the store; only with the file limit on
-}
-
-// survey answers create's questions. With the file limit on, one List of
-// the whole store (or of the key's mount) gives the count and answers every
-// other question at once. With the limit off, it costs nothing that grows
-// with the store: probe.
-func (h *Handler) survey(ctx context.Context, key string) (survey, error) {
-	if h.maxFiles < 0 {
-		return h.probe(ctx, key)
-	}
-	var s survey
-	prefix := h.countPrefix(key) // a mount's files on a mount table (mount.go)
-	for info, err := range h.store.List(ctx, prefix) {
-		if err != nil {
-			return s, err
-		}
-		k := info.Key
-		if isBookkeeping(k) {
-			continue
-		}
-		s.files++
-		switch {
-		case k == key:
-			s.isFile, s.version = true, info.Version
-		case within(k, key):
-			s.isDir = true
-		case within(key, k) && (s.fileAncestor == "" || len(k) < len(s.fileAncestor)):
-			s.fileAncestor = k
-		}
-	}
-	return s, nil
 }
 
 // probe answers create's questions without a count: one Stat of the key;

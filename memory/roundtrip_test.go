@@ -103,9 +103,29 @@ func TestStorageCalls(t *testing.T) {
 			calls: blob.Counts{Get: 1, List: 1}},
 		{name: "view directory of 1000 files", files: manyFiles("big", 1000), input: `{"command":"view","path":"/memories/big"}`,
 			calls: blob.Counts{Get: 1, List: 1}},
-		{name: "create", input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
-			text: "File created successfully at: /memories/notes/new.md", prefix: []string{"", "notes/new.md/"},
-			calls: blob.Counts{List: 2, Put: 1, Stat: 1}},
+		// With the file count kept: Get the count, Stat the key, List its
+		// directory, Stat its ancestor, Put the count (the reservation), Put
+		// the file, then settle (List, Stat) and Put the count (confirmed).
+		{name: "create", files: counted(4), input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
+			text: "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "notes/new.md/"},
+			calls: blob.Counts{Get: 1, Stat: 3, List: 2, Put: 3}},
+		// The same calls however many files the store holds.
+		{name: "create among 1000 files", files: with(manyFiles("big", 1000), counted(1004)),
+			input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
+			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "notes/new.md/"},
+			calls: blob.Counts{Get: 1, Stat: 3, List: 2, Put: 3}},
+		// The first create on a store without a count lists the store once,
+		// and writes the count with its reservation.
+		{name: "create, first on the store", input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
+			text: "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "", "notes/new.md/"},
+			calls: blob.Counts{Get: 1, Stat: 3, List: 3, Put: 3}},
+		// A store full by a count that nothing changed since it was
+		// listed: refused with no listing of the store.
+		{name: "create in a full store", opts: memory.Options{MaxFiles: 4}, files: counted(4),
+			input:  `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
+			text:   "Error: The memory directory is full: it holds 4 files, the limit is 4. Delete or merge files first.",
+			prefix: []string{"notes/new.md/"},
+			calls:  blob.Counts{Get: 1, Stat: 2, List: 1}},
 		{name: "create without file limit", opts: memory.Options{MaxFiles: -1},
 			input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
 			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "notes/new.md/"},
@@ -118,7 +138,7 @@ func TestStorageCalls(t *testing.T) {
 		{name: "create overwriting", opts: memory.Options{Overwrite: true},
 			input: `{"command":"create","path":"/memories/notes/a.md","file_text":"n"}`,
 			text:  "File created successfully at: /memories/notes/a.md",
-			calls: blob.Counts{List: 1, Put: 1}},
+			calls: blob.Counts{Stat: 2, Put: 1}},
 		{name: "str_replace", input: `{"command":"str_replace","path":"/memories/notes/a.md","old_str":"beta","new_str":"gamma"}`,
 			text: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +
 				"     1\talpha\n     2\tgamma\n     3\t",
@@ -129,15 +149,23 @@ func TestStorageCalls(t *testing.T) {
 		{name: "str_replace on a directory", input: `{"command":"str_replace","path":"/memories/notes","old_str":"a"}`,
 			text: "Error: The path /memories/notes is not a file.", prefix: []string{"notes/"},
 			calls: blob.Counts{Get: 1, List: 1}},
-		{name: "delete file", input: `{"command":"delete","path":"/memories/notes/a.md"}`,
+		// Get the count, Delete, Put the count less one.
+		{name: "delete file", files: kept(4), input: `{"command":"delete","path":"/memories/notes/a.md"}`,
 			text:  "Successfully deleted /memories/notes/a.md",
-			calls: blob.Counts{Delete: 1}},
-		// A directory: Delete finds no file, a List finds its files, then
-		// DeleteTree, or its fallback (a List and a Delete per file), and a
-		// List proves nothing is left.
-		{name: "delete directory", input: `{"command":"delete","path":"/memories/notes"}`,
+			calls: blob.Counts{Get: 1, Delete: 1, Put: 1}},
+		// A count as a recount left it is first marked changed (a Put).
+		{name: "delete file, count just recounted", files: counted(4), input: `{"command":"delete","path":"/memories/notes/a.md"}`,
+			text:  "Successfully deleted /memories/notes/a.md",
+			calls: blob.Counts{Get: 1, Delete: 1, Put: 2}},
+		{name: "delete file, no count", input: `{"command":"delete","path":"/memories/notes/a.md"}`,
+			text:  "Successfully deleted /memories/notes/a.md",
+			calls: blob.Counts{Get: 1, Delete: 1}},
+		// A directory: Get the count and Put it marked changed, Delete finds
+		// no file, a List finds its files, then DeleteTree, or its fallback
+		// (a List and a Delete per file), and a List proves nothing is left.
+		{name: "delete directory", files: counted(4), input: `{"command":"delete","path":"/memories/notes"}`,
 			text: "Successfully deleted /memories/notes",
-			mem:  blob.Counts{Delete: 1, List: 2, DeleteTree: 1}, plain: blob.Counts{Delete: 4, List: 3}},
+			mem:  blob.Counts{Get: 1, Delete: 1, List: 2, DeleteTree: 1, Put: 1}, plain: blob.Counts{Get: 1, Delete: 4, List: 3, Put: 1}},
 		// The fallback: Get the source, List the destination tree, Put the
 		// copy, Delete the source.
 		{name: "rename file in its directory", input: `{"command":"rename","old_path":"/memories/notes/a.md","new_path":"/memories/notes/z.md"}`,
@@ -206,6 +234,29 @@ func TestStorageCalls(t *testing.T) {
 	}
 }
 
+// counted is the file count object (memory.FileCountKey) of a store of n
+// files, as a recount leaves it.
+func counted(n int) map[string]string {
+	return map[string]string{memory.FileCountKey: fmt.Sprintf(`{"files":%d,"token":"t0","counted":true}`, n)}
+}
+
+// kept is the file count object of a store of n files, as creates and
+// deletes leave it (changed since its last recount).
+func kept(n int) map[string]string {
+	return map[string]string{memory.FileCountKey: fmt.Sprintf(`{"files":%d,"token":"t0"}`, n)}
+}
+
+// with merges file maps.
+func with(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // listRecorder records the prefixes it is asked to List.
 type listRecorder struct {
 	blob.Store
@@ -259,7 +310,8 @@ func TestCreateWithoutLimitIgnoresPrefixSiblings(t *testing.T) {
 }
 
 // rivalStore simulates another writer: before each of the first `rivals`
-// conditional Puts it passes on, it rewrites the key itself with edit.
+// conditional Puts of a memory file it passes on, it rewrites the key
+// itself with edit. Writes of reserved keys (the file count) pass.
 type rivalStore struct {
 	blob.Store
 	mu     sync.Mutex
@@ -269,7 +321,7 @@ type rivalStore struct {
 
 func (r *rivalStore) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
 	r.mu.Lock()
-	if r.rivals > 0 {
+	if r.rivals > 0 && !blob.IsReserved(key) {
 		r.rivals--
 		old, _, err := r.Store.Get(ctx, key, blob.MaxObjectBytes)
 		if err != nil && !errors.Is(err, blob.ErrNotExist) {
@@ -311,7 +363,7 @@ func TestConflictRetries(t *testing.T) {
 			"Error: Invalid `insert_line` parameter: 2. It should be within the range of lines of the file: [0, 1]",
 			"one\n", blob.Counts{Get: 2, Put: 1}},
 		{"create overwriting re-applied", 1, appendLine, `{"command":"create","path":"/memories/a.md","file_text":"mine"}`,
-			"File created successfully at: /memories/a.md", "mine", blob.Counts{List: 2, Put: 2}},
+			"File created successfully at: /memories/a.md", "mine", blob.Counts{Stat: 2, Put: 2}},
 		{"gives up after the retries", 3, appendLine, `{"command":"str_replace","path":"/memories/a.md","old_str":"one","new_str":"ONE"}`,
 			"Error: The file /memories/a.md was changed by another writer at the same time; no change was made. Try the command again.",
 			"one\ntwo\nrival\nrival\nrival\n", blob.Counts{Get: 3, Put: 3}},
@@ -339,7 +391,7 @@ func TestConflictRetries(t *testing.T) {
 }
 
 // create without Overwrite never replaces a file another writer created
-// between its List and its Put.
+// between its checks and its Put, and gives back the count it reserved.
 func TestCreateLosesRaceToRival(t *testing.T) {
 	inner := mem.New(nil)
 	h, err := memory.New(&rivalStore{Store: inner, rivals: 1, edit: func(string) string { return "theirs" }}, memory.Options{Logger: quiet})
@@ -350,8 +402,14 @@ func TestCreateLosesRaceToRival(t *testing.T) {
 	if want := "Error: File /memories/a.md already exists"; got.Text != want {
 		t.Errorf("got %q, want %q", got.Text, want)
 	}
-	if got := contents(t, inner); !maps.Equal(got, map[string]string{"a.md": "theirs"}) {
-		t.Errorf("store: %q", got)
+	got2 := contents(t, inner)
+	count := got2[memory.FileCountKey]
+	delete(got2, memory.FileCountKey)
+	if !maps.Equal(got2, map[string]string{"a.md": "theirs"}) {
+		t.Errorf("store: %q", got2)
+	}
+	if !strings.HasPrefix(count, `{"files":0,`) {
+		t.Errorf("file count %q, want 0 files: the reservation is given back", count)
 	}
 }
 

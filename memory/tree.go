@@ -18,8 +18,22 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(ErrRoot, msgDeleteRoot)
 	}
+	// The file count is read (and marked changed) before the delete and
+	// lowered after a file delete landed (count.go); a directory delete
+	// leaves it too high.
+	var count countRef
+	if h.maxFiles >= 0 {
+		var err error
+		if count, err = h.readCount(ctx, h.countKey(key)); err != nil {
+			return h.storageFailure(ctx, c, c.path, err)
+		}
+		count = h.markChanged(ctx, count)
+	}
 	err := h.store.Delete(ctx, key, blob.Cond{})
-	if errors.Is(err, blob.ErrNotExist) {
+	switch {
+	case err == nil && count.exists:
+		h.subtract(ctx, count)
+	case errors.Is(err, blob.ErrNotExist):
 		err = h.deleteDir(ctx, key)
 		if errors.Is(err, blob.ErrNotExist) {
 			return errorResult(ErrNotFound, msgNotExist(c.path))
@@ -60,7 +74,19 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 			return res
 		}
 	}
+	// A move across two counted scopes (two mounts) adds files to the
+	// new one's count: it is forgotten before and after (count.go).
+	across := h.maxFiles >= 0 && h.countPrefix(oldKey) != h.countPrefix(newKey)
+	if across {
+		h.forget(ctx, h.countKey(newKey))
+	}
 	err := h.move(ctx, oldKey, newKey)
+	if across {
+		h.forget(ctx, h.countKey(newKey))
+		if from, err := h.readCount(ctx, h.countKey(oldKey)); err == nil {
+			_ = h.markChanged(ctx, from)
+		}
+	}
 	switch {
 	case err == nil:
 		return textResult(msgRenamed(c.oldPath, c.newPath))

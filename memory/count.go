@@ -1,0 +1,479 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// The file count.
+//
+// With the file limit on, create must know how many files its scope holds
+// (the store, or the path's mount: countPrefix). Listing the scope on every
+// create costs what the store holds; instead each scope keeps its count in
+// a reserved bookkeeping object, FileCountKey under the scope, which no
+// memory path reaches and no listing, size or limit counts. Every write of
+// it is conditional on the version read (Put IfVersion, or IfAbsent), so
+// racing writers of the count take turns, and none overwrites another's.
+//
+// # The invariant: never too low
+//
+// Whatever crashes, races or fails, the count is never below the number of
+// files the handlers wrote in its scope (writers outside the handler must
+// call ForgetFileCount). A count too high is safe: before a create is
+// refused as full, the scope is listed and the count rewritten (a
+// recount), unless nothing changed the count since its last recount. A
+// count too low would let the store grow past the limit. So:
+//
+//   - create reserves before it writes: it reads the count, refuses when it
+//     is at the limit, and otherwise writes count+1, with the reservation
+//     (the key, a random id, the time) added to the count's pending list;
+//     only then does it write the file, and then it takes its entry off
+//     the list (confirm). A crash after the reservation leaves the count
+//     one too high. Racing creates are serialised by the conditional
+//     writes: no more than MaxFiles-count of them can reserve.
+//   - a reservation is given back (count-1, entry removed) only when the
+//     create's conditional Put proves that another writer holds the name,
+//     and only while the entry is still pending; a create that fails
+//     otherwise, or that settle withdraws, keeps its reservation (too
+//     high).
+//   - a file delete reads the count before it deletes, and subtracts one
+//     after the delete landed, unless a recount wrote the count in between
+//     (its token changed: the recount may have missed the file already).
+//   - a directory delete leaves the count too high by the files it
+//     deleted.
+//   - a delete first marks a count that a recount left unchanged (Counted)
+//     as changed, so that the next create refused as full recounts even
+//     when the delete stops halfway.
+//
+// # Why reservations are listed
+//
+// A recount lists the scope and writes what it found, conditional on the
+// version it read before listing. The listing cannot show the file of a
+// create that reserved before it but writes after it: a recount that wrote
+// only the listed number would forget such a reservation, and racing
+// creates at the limit could then exceed it (at MaxFiles-1, one create
+// reserves the last place, a second finds the count at the limit and
+// recounts before the first file landed, and both succeed). So a recount
+// adds to what it lists every pending reservation whose key the listing
+// lacks; one whose key it shows has landed and leaves the list. A pending
+// entry older than pendingTTL is dropped: its create gave up (a create
+// never writes its file more than pendingTTL/2 after it reserved) or
+// crashed; the count it added stays, too high, until the next recount.
+// This assumes the clocks of the handlers that share a store agree within
+// pendingTTL/2.
+//
+// # Costs
+//
+// Steady state, a create adds 1 Get and 2 Puts of the count object to its
+// checks (3 Gets and 4 Puts under contention, and so on), and a file delete
+// 1 Get and 1 Put: nothing that grows with the store. A create that finds
+// no count object, or one at the limit and changed since its last
+// recount, pays one List of its scope instead of the Put of its
+// reservation.
+
+// FileCountKey is the key, relative to the root of a store (or of each
+// mount of a mount table), of the object that holds the store's file count
+// for the file limit (Options.MaxFiles). It is reserved (blob.IsReserved):
+// no memory path reaches it and no listing or limit counts it.
+const FileCountKey = blob.ReservedName + "/files"
+
+// countAttempts bounds how often one command re-reads and rewrites the
+// count when other writers keep changing it in between.
+const countAttempts = 32
+
+// pendingTTL is how long a reservation stays on the pending list: a create
+// gives up when more than half of it passed between its reservation and
+// its write.
+const pendingTTL = 10 * time.Minute
+
+// countReadLimit bounds a read of the count object; a larger one is
+// unreadable, and the next create recounts.
+const countReadLimit = 1 << 20
+
+// errCountBusy is the failure of a count that kept changing under a command.
+var errCountBusy = errors.New("memory: the file count kept changing under this command")
+
+// errSlowCreate is the failure of a create whose reservation became too
+// old to write its file under.
+var errSlowCreate = errors.New("memory: the create took too long after it reserved its place in the file count")
+
+// fileCount is the content of the count object.
+type fileCount struct {
+	// Files is the number of memory files in the scope, pending
+	// reservations included, or -1 when not known (an unreadable object).
+	Files int `json:"files"`
+	// Token changes with every recount, and only then.
+	Token string `json:"token"`
+	// Counted is true when nothing changed Files since a recount set it.
+	Counted bool `json:"counted"`
+	// Pending lists the reservations whose files may not have landed.
+	Pending []pending `json:"pending,omitempty"`
+}
+
+// pending is one reservation on the pending list.
+type pending struct {
+	Key  string    `json:"key"`
+	ID   string    `json:"id"`
+	Time time.Time `json:"time"`
+}
+
+// countRef is the count object as read or written: its state and version.
+type countRef struct {
+	key     string
+	exists  bool
+	version string
+	state   fileCount
+}
+
+// reservation is what a create reserved: one file in the count at key,
+// pending under id since the monotonic time at.
+type reservation struct {
+	key string
+	id  string
+	at  time.Time
+	ref countRef // the count as the reservation left it
+}
+
+func newID() string { return strconv.FormatUint(rand.Uint64(), 36) }
+
+// countKey is the key of the count object of key's scope.
+func (h *Handler) countKey(key string) string { return h.countPrefix(key) + FileCountKey }
+
+// readCount reads the count object at ckey. A missing object is no error
+// (exists is false); an unreadable one reads as an unknown count.
+func (h *Handler) readCount(ctx context.Context, ckey string) (countRef, error) {
+	ref := countRef{key: ckey}
+	data, info, err := h.store.Get(ctx, ckey, countReadLimit)
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+		return ref, nil
+	case errors.Is(err, blob.ErrTooLarge):
+		if info, err = h.store.Stat(ctx, ckey); errors.Is(err, blob.ErrNotExist) {
+			return ref, nil
+		}
+		if err != nil {
+			return ref, err
+		}
+		data = nil
+	case err != nil:
+		return ref, err
+	}
+	ref.exists, ref.version = true, info.Version
+	if json.Unmarshal(data, &ref.state) != nil || ref.state.Files < -1 {
+		ref.state = fileCount{Files: -1}
+	}
+	return ref, nil
+}
+
+// writeCount writes next over ref, conditional on ref's version (or on
+// absence). It returns the new ref, or an error wrapping
+// blob.ErrPrecondition when another writer changed the object meanwhile.
+func (h *Handler) writeCount(ctx context.Context, ref countRef, next fileCount) (countRef, error) {
+	data, err := json.Marshal(next)
+	if err != nil {
+		return ref, err
+	}
+	cond := blob.Cond{IfAbsent: true}
+	if ref.exists {
+		cond = blob.Cond{IfVersion: ref.version}
+	}
+	info, err := h.store.Put(ctx, ref.key, data, cond)
+	if err != nil {
+		return ref, err
+	}
+	return countRef{key: ref.key, exists: true, version: info.Version, state: next}, nil
+}
+
+// fresh returns p without the entries older than pendingTTL, and whether
+// it dropped any.
+func fresh(p []pending, now time.Time) ([]pending, bool) {
+	kept := slices.DeleteFunc(slices.Clone(p), func(e pending) bool { return now.Sub(e.Time) > pendingTTL })
+	return kept, len(kept) < len(p)
+}
+
+// reserve adds the file key to its scope's count, unless the scope holds
+// MaxFiles files already; then it returns full >= 0, the number of files,
+// for the "full" text, and reserves nothing.
+func (h *Handler) reserve(ctx context.Context, key string) (r reservation, full int, err error) {
+	prefix := h.countPrefix(key)
+	ckey := prefix + FileCountKey
+	for attempt := range countAttempts {
+		if attempt > 0 {
+			if err := countWait(ctx, attempt-1); err != nil {
+				return r, -1, err
+			}
+		}
+		ref, err := h.readCount(ctx, ckey)
+		if err != nil {
+			return r, -1, err
+		}
+		now := time.Now()
+		entry := pending{Key: key, ID: newID(), Time: now.UTC()}
+		st := ref.state
+		kept, expired := fresh(st.Pending, now)
+		if !ref.exists || st.Files < 0 || st.Files >= h.maxFiles && (!st.Counted || expired) {
+			n, next, err := h.recount(ctx, ref, prefix, now)
+			if err != nil {
+				return r, -1, err
+			}
+			if n >= h.maxFiles {
+				_, err = h.writeCount(ctx, ref, next) // so that the next refusal needs no listing
+				if errors.Is(err, blob.ErrPrecondition) {
+					continue
+				}
+				if err != nil {
+					return r, -1, err
+				}
+				return r, n, nil
+			}
+			next.Files, next.Counted = n+1, false
+			next.Pending = append(next.Pending, entry)
+			ref, err = h.writeCount(ctx, ref, next)
+			if errors.Is(err, blob.ErrPrecondition) {
+				continue
+			}
+			if err != nil {
+				return r, -1, err
+			}
+			return reservation{key: ckey, id: entry.ID, at: now, ref: ref}, -1, nil
+		}
+		if st.Files >= h.maxFiles {
+			return r, st.Files, nil
+		}
+		next := fileCount{Files: st.Files + 1, Token: st.Token, Pending: append(kept, entry)}
+		ref, err = h.writeCount(ctx, ref, next)
+		if errors.Is(err, blob.ErrPrecondition) {
+			continue
+		}
+		if err != nil {
+			return r, -1, err
+		}
+		return reservation{key: ckey, id: entry.ID, at: now, ref: ref}, -1, nil
+	}
+	return r, -1, errCountBusy
+}
+
+// recount lists the scope prefix and returns n, the number of its memory
+// files plus the reservations of ref still pending whose keys the listing
+// lacks, and the count to write over ref for it (a new token, Counted, the
+// reservations kept).
+func (h *Handler) recount(ctx context.Context, ref countRef, prefix string, now time.Time) (int, fileCount, error) {
+	kept, _ := fresh(ref.state.Pending, now)
+	inFlight := make(map[string]bool, len(kept))
+	for _, e := range kept {
+		inFlight[e.Key] = true
+	}
+	n := 0
+	for info, err := range h.store.List(ctx, prefix) {
+		if err != nil {
+			return 0, fileCount{}, err
+		}
+		if isBookkeeping(info.Key) {
+			continue
+		}
+		n++
+		delete(inFlight, info.Key) // landed: the listing counts it
+	}
+	kept = slices.DeleteFunc(kept, func(e pending) bool { return !inFlight[e.Key] })
+	n += len(kept)
+	return n, fileCount{Files: n, Token: newID(), Counted: true, Pending: kept}, nil
+}
+
+// confirm takes the reservation r off the pending list once its file
+// landed. The count stays. An error means the list may still hold it; the
+// caller then withdraws the file, which leaves the count too high.
+func (h *Handler) confirm(ctx context.Context, r reservation) error {
+	ref := r.ref
+	for attempt := range countAttempts {
+		if attempt > 0 {
+			if err := countWait(ctx, attempt-1); err != nil {
+				return err
+			}
+			var err error
+			if ref, err = h.readCount(ctx, r.key); err != nil {
+				return fmt.Errorf("memory: reading the file count again: %w", err)
+			}
+		}
+		i := slices.IndexFunc(ref.state.Pending, func(e pending) bool { return e.ID == r.id })
+		if !ref.exists || i < 0 {
+			return nil // a recount saw the file, or an unreadable count
+		}
+		next := ref.state
+		next.Pending = slices.Delete(slices.Clone(next.Pending), i, i+1)
+		_, err := h.writeCount(ctx, ref, next)
+		if !errors.Is(err, blob.ErrPrecondition) {
+			return err
+		}
+	}
+	return errCountBusy
+}
+
+// release gives back the reservation r of a create that wrote no file
+// because another writer holds the name: count-1 and the entry off the
+// list, as long as the entry is still pending (a recount that listed the
+// other writer's file dropped it, and its count is right).
+func (h *Handler) release(ctx context.Context, r reservation) {
+	ref := r.ref
+	for attempt := range countAttempts {
+		if attempt > 0 {
+			if countWait(ctx, attempt-1) != nil {
+				return
+			}
+			var err error
+			if ref, err = h.readCount(ctx, r.key); err != nil {
+				h.countFailed(ctx, err)
+				return
+			}
+		}
+		i := slices.IndexFunc(ref.state.Pending, func(e pending) bool { return e.ID == r.id })
+		if !ref.exists || i < 0 || ref.state.Files < 1 {
+			return
+		}
+		next := ref.state
+		next.Files--
+		next.Counted = false
+		next.Pending = slices.Delete(slices.Clone(next.Pending), i, i+1)
+		_, err := h.writeCount(ctx, ref, next)
+		if !errors.Is(err, blob.ErrPrecondition) {
+			if err != nil {
+				h.countFailed(ctx, err)
+			}
+			return
+		}
+	}
+	h.countFailed(ctx, errCountBusy)
+}
+
+// subtract takes one file off the count ref, read before the file was
+// deleted, as long as no recount wrote it since (its token is ref's).
+// Failures leave the count too high, which is safe; they are logged.
+func (h *Handler) subtract(ctx context.Context, ref countRef) {
+	_ = h.update(ctx, ref, func(st *fileCount) bool {
+		if st.Files < 1 {
+			return false
+		}
+		st.Files--
+		st.Counted = false
+		return true
+	})
+}
+
+// markChanged clears Counted on the count ref before a delete, so that
+// the next create refused as full recounts even when the process stops
+// before the count is lowered: the count is then too high by what the
+// delete removed. It returns the count as it left it.
+func (h *Handler) markChanged(ctx context.Context, ref countRef) countRef {
+	return h.update(ctx, ref, func(st *fileCount) bool {
+		if !st.Counted {
+			return false
+		}
+		st.Counted = false
+		return true
+	})
+}
+
+// update applies change to the count ref and writes it, re-reading on a
+// conflict, while the count's token is ref's; change returns false when
+// there is nothing to write. It returns the count as last read or written.
+func (h *Handler) update(ctx context.Context, ref countRef, change func(*fileCount) bool) countRef {
+	token := ref.state.Token
+	for attempt := range countAttempts {
+		if attempt > 0 {
+			if countWait(ctx, attempt-1) != nil {
+				return ref
+			}
+			var err error
+			if ref, err = h.readCount(ctx, ref.key); err != nil {
+				h.countFailed(ctx, err)
+				return ref
+			}
+		}
+		if !ref.exists || ref.state.Files < 0 || ref.state.Token != token {
+			return ref
+		}
+		next := ref.state
+		if !change(&next) {
+			return ref
+		}
+		written, err := h.writeCount(ctx, ref, next)
+		if err == nil {
+			return written
+		}
+		if !errors.Is(err, blob.ErrPrecondition) {
+			h.countFailed(ctx, err)
+			return ref
+		}
+	}
+	h.countFailed(ctx, errCountBusy)
+	return ref
+}
+
+// forget deletes the count object ckey, so that the next create recounts.
+// A failure is logged: the count may then be too low until it is forgotten.
+func (h *Handler) forget(ctx context.Context, ckey string) {
+	err := h.store.Delete(context.WithoutCancel(ctx), ckey, blob.Cond{})
+	if err != nil && !errors.Is(err, blob.ErrNotExist) {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count could not be reset; it may stay too low",
+			slog.Any("error", err))
+	}
+}
+
+// countFailed logs a failure to keep the count after the command's own
+// write landed: the count is then too high, which is safe.
+func (h *Handler) countFailed(ctx context.Context, err error) {
+	h.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count was not updated; it stays too high until it is recounted",
+		slog.Any("error", err))
+}
+
+// countWait waits before attempt n+1 at the count, or until ctx is done,
+// and then returns ctx's error: a random time between half and all of
+// 1ms·2ⁿ, capped at 50ms. A write of the count is one small object, so
+// racing writers retry sooner than a whole command does.
+func countWait(ctx context.Context, n int) error {
+	d := min(time.Millisecond<<min(n, 10), 50*time.Millisecond)
+	t := time.NewTimer(d/2 + rand.N(d/2+1))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ForgetFileCount deletes the file count that memory handlers keep in s
+// (FileCountKey, at the root of s, or of each writable mount of a mount
+// table), so that the next create with the file limit on counts the files
+// with one listing. A program that writes or deletes memory files in s
+// without a Handler (an import, a copy, a sync) must call it after its
+// writes, and should call it before them too: otherwise the handlers'
+// count misses the files it wrote, and the store may grow past
+// Options.MaxFiles by as many (or, for deletes, a full store may stay
+// refused). A count that is missing already is no error.
+func ForgetFileCount(ctx context.Context, s blob.Store) error {
+	keys := []string{FileCountKey}
+	if mounts := blob.Mounts(s); mounts != nil {
+		keys = keys[:0]
+		for _, m := range mounts {
+			if !m.ReadOnly {
+				keys = append(keys, m.Name+"/"+FileCountKey)
+			}
+		}
+	}
+	var errs []error
+	for _, k := range keys {
+		if err := s.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("memory: forgetting the file count %q: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}

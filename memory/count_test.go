@@ -1,0 +1,500 @@
+package memory_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/mount"
+)
+
+// countState is the part of the file count object the tests read.
+type countState struct {
+	Files   int  `json:"files"`
+	Counted bool `json:"counted"`
+	Pending []struct {
+		Key string `json:"key"`
+	} `json:"pending"`
+}
+
+// readCount reads the file count object at key; ok is false when there is
+// none.
+func readCount(t testing.TB, s blob.Store, key string) (st countState, ok bool) {
+	t.Helper()
+	data, _, err := s.Get(context.Background(), key, blob.MaxObjectBytes)
+	if errors.Is(err, blob.ErrNotExist) {
+		return st, false
+	}
+	if err != nil {
+		t.Fatalf("Get %q: %v", key, err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatalf("the file count %q holds %q: %v", key, data, err)
+	}
+	return st, true
+}
+
+// memoryFiles returns the memory files of s under prefix (reserved keys
+// aside), with their contents.
+func memoryFiles(t testing.TB, s blob.Store, prefix string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for k, v := range contents(t, s) {
+		if strings.HasPrefix(k, prefix) && !blob.IsReserved(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func fullText(n, limit int) string {
+	return fmt.Sprintf("Error: The memory directory is full: it holds %d files, the limit is %d. Delete or merge files first.", n, limit)
+}
+
+func newHandler(t testing.TB, s blob.Store, opts memory.Options) *memory.Handler {
+	t.Helper()
+	opts.Logger = quiet
+	h, err := memory.New(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func createInput(path, text string) []byte {
+	b, _ := json.Marshal(map[string]string{"command": "create", "path": path, "file_text": text})
+	return b
+}
+
+// Racing creates at MaxFiles-1, each through its own handler, released at
+// once: exactly one is acknowledged, every other is refused as full with
+// the whole SPEC text, and the store holds MaxFiles files, as its count
+// says. With the count missing, the racers recount at the same time.
+func TestCountRacingCreates(t *testing.T) {
+	const limit, racers = 8, 16
+	for _, kind := range []string{"mem", "core-only", "file"} {
+		for _, start := range []string{"counted", "no count", "count changed at the limit"} {
+			t.Run(kind+"/"+start, func(t *testing.T) {
+				var s blob.Store
+				switch kind {
+				case "mem":
+					s = mem.New(nil)
+				case "core-only":
+					s = coreOnly{mem.New(nil)}
+				default:
+					s = newFile(t)
+				}
+				seed(t, s, manyFiles("d", limit-1))
+				switch start {
+				case "counted":
+					seed(t, s, counted(limit-1))
+				case "count changed at the limit": // one too high, as a crash leaves it
+					seed(t, s, map[string]string{memory.FileCountKey: fmt.Sprintf(`{"files":%d,"token":"t0"}`, limit)})
+				}
+				results := make([]memory.Result, racers)
+				var ready, done sync.WaitGroup
+				release := make(chan struct{})
+				for i := range racers {
+					h := newHandler(t, s, memory.Options{MaxFiles: limit})
+					ready.Add(1)
+					done.Add(1)
+					go func() {
+						defer done.Done()
+						ready.Done()
+						<-release
+						results[i] = h.Execute(context.Background(), createInput(fmt.Sprintf("/memories/new/%02d.md", i), "x"))
+					}()
+				}
+				ready.Wait()
+				close(release)
+				done.Wait()
+
+				var acked []string
+				refused := 0
+				for i, r := range results {
+					switch r.Text {
+					case fmt.Sprintf("File created successfully at: /memories/new/%02d.md", i):
+						acked = append(acked, fmt.Sprintf("new/%02d.md", i))
+					case fullText(limit, limit):
+						refused++
+					default:
+						t.Errorf("racer %d: unexpected result %q", i, r.Text)
+					}
+				}
+				files := memoryFiles(t, s, "")
+				var created []string
+				for k := range files {
+					if strings.HasPrefix(k, "new/") {
+						created = append(created, k)
+					}
+				}
+				slices.Sort(created)
+				if len(acked) != 1 || refused != racers-1 || !slices.Equal(created, acked) || len(files) != limit {
+					t.Errorf("acknowledged %q, refused %d, created %q, %d files in all; want 1 acknowledged and present, %d refused, %d files",
+						acked, refused, created, len(files), racers-1, limit)
+				}
+				st, ok := readCount(t, s, memory.FileCountKey)
+				if !ok || st.Files != limit || len(st.Pending) != 0 {
+					t.Errorf("count afterwards: %+v (present %v), want %d files, nothing pending", st, ok, limit)
+				}
+			})
+		}
+	}
+}
+
+// hookStore runs before once, just before the first Put of the key at.
+type hookStore struct {
+	blob.Store
+	at     string
+	mu     sync.Mutex
+	before func()
+}
+
+func (s *hookStore) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	s.mu.Lock()
+	f := s.before
+	if key == s.at {
+		s.before = nil
+	}
+	s.mu.Unlock()
+	if key == s.at && f != nil {
+		f()
+	}
+	return s.Store.Put(ctx, key, data, c)
+}
+
+// A recount that runs while a create is between its reservation and its
+// write still counts that create: the create reserved the last place, so
+// the second create, which finds the count changed at the limit and
+// recounts before the first file landed, is refused.
+func TestCountRecountKeepsCreatesInFlight(t *testing.T) {
+	inner := mem.New(nil)
+	seed(t, inner, with(manyFiles("d", 2), counted(2)))
+	var second memory.Result
+	other := newHandler(t, inner, memory.Options{MaxFiles: 3})
+	s := &hookStore{Store: inner, at: "a.md", before: func() {
+		second = other.Execute(context.Background(), createInput("/memories/b.md", "b"))
+	}}
+	first := newHandler(t, s, memory.Options{MaxFiles: 3}).Execute(t.Context(), createInput("/memories/a.md", "a"))
+	if want := "File created successfully at: /memories/a.md"; first.Text != want {
+		t.Errorf("first: got %q, want %q", first.Text, want)
+	}
+	if want := fullText(3, 3); second.Text != want {
+		t.Errorf("second, while the first was in flight: got %q, want %q", second.Text, want)
+	}
+	if got := slices.Sorted(maps.Keys(memoryFiles(t, inner, ""))); !slices.Equal(got, []string{"a.md", "d/f0000.md", "d/f0001.md"}) {
+		t.Errorf("files: %q", got)
+	}
+	if st, _ := readCount(t, inner, memory.FileCountKey); st.Files != 3 || len(st.Pending) != 0 {
+		t.Errorf("count: %+v, want 3 files, nothing pending", st)
+	}
+}
+
+// crashStore passes calls to its inner store until the at-th call (1-based,
+// counting every method); that call fails (after reaching the inner store
+// when landed is set), and so does every later one: the process died.
+type crashStore struct {
+	inner  blob.Store
+	at     int
+	landed bool
+
+	mu sync.Mutex
+	n  int
+}
+
+var errCrash = errors.New("crashed")
+
+// step reports whether the call may reach the inner store, and the error
+// the caller gets.
+func (c *crashStore) step() (reach bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	switch {
+	case c.at == 0 || c.n < c.at:
+		return true, nil
+	case c.n == c.at:
+		return c.landed, errCrash
+	}
+	return false, errCrash
+}
+
+func (c *crashStore) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	reach, cerr := c.step()
+	if !reach {
+		return nil, blob.Info{}, cerr
+	}
+	data, info, err := c.inner.Get(ctx, key, limit)
+	if cerr != nil {
+		return nil, blob.Info{}, cerr
+	}
+	return data, info, err
+}
+
+func (c *crashStore) Stat(ctx context.Context, key string) (blob.Info, error) {
+	reach, cerr := c.step()
+	if !reach {
+		return blob.Info{}, cerr
+	}
+	info, err := c.inner.Stat(ctx, key)
+	return info, cmpErr(cerr, err)
+}
+
+func (c *crashStore) Put(ctx context.Context, key string, data []byte, cond blob.Cond) (blob.Info, error) {
+	reach, cerr := c.step()
+	if !reach {
+		return blob.Info{}, cerr
+	}
+	info, err := c.inner.Put(ctx, key, data, cond)
+	return info, cmpErr(cerr, err)
+}
+
+func (c *crashStore) Delete(ctx context.Context, key string, cond blob.Cond) error {
+	reach, cerr := c.step()
+	if !reach {
+		return cerr
+	}
+	return cmpErr(cerr, c.inner.Delete(ctx, key, cond))
+}
+
+func (c *crashStore) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	reach, cerr := c.step()
+	if !reach || cerr != nil {
+		return func(yield func(blob.Info, error) bool) { yield(blob.Info{}, errCrash) }
+	}
+	return c.inner.List(ctx, prefix)
+}
+
+// cmpErr is the crash error when there is one, else err.
+func cmpErr(crash, err error) error {
+	if crash != nil {
+		return crash
+	}
+	return err
+}
+
+func (c *crashStore) calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// A crash at every storage call of create and delete, before or after the
+// call lands: the count is never below the files the store holds, no file
+// other than the one deleted is lost, and a handler started afterwards
+// keeps the limit.
+func TestCountCrashes(t *testing.T) {
+	base := manyFiles("d", 4)
+	scenarios := []struct {
+		name    string
+		files   map[string]string // besides base
+		opts    memory.Options
+		input   []byte
+		deletes []string // keys the command may delete
+	}{
+		{"create", counted(4), memory.Options{}, createInput("/memories/n/new.md", "x"), nil},
+		{"create, first on the store", nil, memory.Options{}, createInput("/memories/n/new.md", "x"), nil},
+		{"create, recount at the limit", map[string]string{memory.FileCountKey: `{"files":5,"token":"t0"}`},
+			memory.Options{MaxFiles: 5}, createInput("/memories/n/new.md", "x"), nil},
+		{"delete file", counted(4), memory.Options{}, []byte(`{"command":"delete","path":"/memories/d/f0001.md"}`), []string{"d/f0001.md"}},
+		{"delete directory", counted(4), memory.Options{}, []byte(`{"command":"delete","path":"/memories/d"}`), slices.Collect(maps.Keys(base))},
+	}
+	for _, sc := range scenarios {
+		dry := &crashStore{inner: coreOnly{mem.New(nil)}}
+		seed(t, dry.inner, with(base, sc.files))
+		if r := newHandler(t, dry, sc.opts).Execute(t.Context(), sc.input); r.IsError {
+			t.Fatalf("%s without a crash: %q", sc.name, r.Text)
+		}
+		for at := 1; at <= dry.calls(); at++ {
+			for _, landed := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/call %d landed %v", sc.name, at, landed), func(t *testing.T) {
+					inner := coreOnly{mem.New(nil)}
+					seed(t, inner, with(base, sc.files))
+					crashed := &crashStore{inner: inner, at: at, landed: landed}
+					if r := newHandler(t, crashed, sc.opts).Execute(t.Context(), sc.input); !r.IsError {
+						// The crash came after the last call that matters.
+						t.Logf("reported %q", r.Text)
+					}
+					checkCountCovers(t, inner)
+					after := memoryFiles(t, inner, "")
+					for k, v := range base {
+						if after[k] != v && !slices.Contains(sc.deletes, k) {
+							t.Errorf("%q lost or changed: %q", k, after[k])
+						}
+					}
+					// A handler started afterwards, with room for one file
+					// beside the reservation a crashed create may leave
+					// pending (it counts until it expires: count.go).
+					leaked := 0
+					if st, ok := readCount(t, inner, memory.FileCountKey); ok {
+						for _, p := range st.Pending {
+							if _, ok := after[p.Key]; !ok {
+								leaked++
+							}
+						}
+					}
+					h := newHandler(t, inner, memory.Options{MaxFiles: len(after) + 1 + leaked})
+					if r := h.Execute(t.Context(), createInput("/memories/later.md", "l")); r.IsError {
+						t.Errorf("create after the crash: %q", r.Text)
+					}
+					checkCountCovers(t, inner)
+				})
+			}
+		}
+	}
+}
+
+// checkCountCovers fails when the store's count is below its memory files.
+func checkCountCovers(t *testing.T, s blob.Store) {
+	t.Helper()
+	n := len(memoryFiles(t, s, ""))
+	if st, ok := readCount(t, s, memory.FileCountKey); ok && st.Files >= 0 && st.Files < n {
+		t.Errorf("the count says %d files, the store holds %d", st.Files, n)
+	}
+}
+
+// The count mends itself where it may be wrong: one too high and changed
+// since its recount is recounted before a create is refused; one that a
+// recount left (Counted) is trusted; a missing or unreadable one is
+// recounted on the first create.
+func TestCountRepair(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		count     string // "" for none
+		want      string
+		wantFiles int // the count afterwards
+	}{
+		{"too high, changed", `{"files":9,"token":"t0"}`, "File created successfully at: /memories/new.md", 5},
+		{"too high, counted", `{"files":5,"token":"t0","counted":true}`, fullText(5, 5), 5},
+		{"missing", "", "File created successfully at: /memories/new.md", 5},
+		{"unreadable", `not json`, "File created successfully at: /memories/new.md", 5},
+		{"negative", `{"files":-7}`, "File created successfully at: /memories/new.md", 5},
+		{"a stale reservation", `{"files":5,"token":"t0","counted":true,"pending":[{"key":"gone.md","id":"x","time":"2000-01-01T00:00:00Z"}]}`,
+			"File created successfully at: /memories/new.md", 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := mem.New(nil)
+			seed(t, s, manyFiles("d", 4))
+			if c.count != "" {
+				seed(t, s, map[string]string{memory.FileCountKey: c.count})
+			}
+			got := newHandler(t, s, memory.Options{MaxFiles: 5}).Execute(t.Context(), createInput("/memories/new.md", "n"))
+			if got.Text != c.want {
+				t.Errorf("got %q, want %q", got.Text, c.want)
+			}
+			if st, _ := readCount(t, s, memory.FileCountKey); st.Files != c.wantFiles || len(st.Pending) != 0 {
+				t.Errorf("count afterwards %+v, want %d files, nothing pending", st, c.wantFiles)
+			}
+		})
+	}
+}
+
+// Creates and deletes keep the count exact; a refusal at the limit after a
+// recount lists nothing more.
+func TestCountFollowsCommands(t *testing.T) {
+	s := mem.New(nil)
+	steps := []struct {
+		input []byte
+		want  string
+		files int
+	}{
+		{createInput("/memories/a.md", "a"), "File created successfully at: /memories/a.md", 1},
+		{createInput("/memories/d/b.md", "b"), "File created successfully at: /memories/d/b.md", 2},
+		{createInput("/memories/d/c.md", "c"), "File created successfully at: /memories/d/c.md", 3},
+		{createInput("/memories/e.md", "e"), fullText(3, 3), 3}, // recounts once: changed since
+		{createInput("/memories/e.md", "e"), fullText(3, 3), 3}, // counted: no listing
+		{[]byte(`{"command":"delete","path":"/memories/a.md"}`), "Successfully deleted /memories/a.md", 2},
+		{createInput("/memories/e.md", "e"), "File created successfully at: /memories/e.md", 3},
+		{[]byte(`{"command":"delete","path":"/memories/d"}`), "Successfully deleted /memories/d", 3}, // too high, marked changed
+		{createInput("/memories/f.md", "f"), "File created successfully at: /memories/f.md", 2},
+		{[]byte(`{"command":"rename","old_path":"/memories/f.md","new_path":"/memories/g/f.md"}`), "Successfully renamed /memories/f.md to /memories/g/f.md", 2},
+	}
+	lists := []int{1, 0, 0, 1, 0, 0, 0, 2, 1, 0} // Lists of the whole store (prefix ""), per step
+	for i, st := range steps {
+		rec := recordingMem{&listRecorder{Store: s}}
+		h := newHandler(t, rec, memory.Options{MaxFiles: 3})
+		got := h.Execute(t.Context(), st.input)
+		if got.Text != st.want {
+			t.Errorf("step %d %s: got %q, want %q", i, st.input, got.Text, st.want)
+		}
+		whole := 0
+		for _, p := range rec.prefixes() {
+			if p == "" || p == "d/" {
+				whole++
+			}
+		}
+		if whole != lists[i] {
+			t.Errorf("step %d %s: %d Lists of the store or the directory deleted (%q), want %d", i, st.input, whole, rec.prefixes(), lists[i])
+		}
+		if c, _ := readCount(t, s, memory.FileCountKey); c.Files != st.files {
+			t.Errorf("step %d %s: count %+v, want %d files", i, st.input, c, st.files)
+		}
+	}
+}
+
+// On a mount table each writable mount keeps its own count, under the
+// mount; a rename across mounts makes the destination's count be taken
+// again.
+func TestCountMounts(t *testing.T) {
+	team, me := mem.New(nil), mem.New(nil)
+	table, err := mount.New([]mount.Mount{{Name: "team", Store: team}, {Name: "me", Store: me}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, table, memory.Options{MaxFiles: 2})
+	for _, step := range []struct{ input, want string }{
+		{string(createInput("/memories/me/a.md", "a")), "File created successfully at: /memories/me/a.md"},
+		{string(createInput("/memories/me/b.md", "b")), "File created successfully at: /memories/me/b.md"},
+		{string(createInput("/memories/me/c.md", "c")), fullText(2, 2)},
+		{string(createInput("/memories/team/c.md", "c")), "File created successfully at: /memories/team/c.md"},
+		{`{"command":"rename","old_path":"/memories/me/a.md","new_path":"/memories/team/a.md"}`, "Successfully renamed /memories/me/a.md to /memories/team/a.md"},
+		{string(createInput("/memories/team/d.md", "d")), fullText(2, 2)},
+		{string(createInput("/memories/me/d.md", "d")), "File created successfully at: /memories/me/d.md"},
+	} {
+		if got := h.Execute(t.Context(), []byte(step.input)); got.Text != step.want {
+			t.Errorf("%s: got %q, want %q", step.input, got.Text, step.want)
+		}
+	}
+	for name, s := range map[string]blob.Store{"team": team, "me": me} {
+		if st, _ := readCount(t, s, memory.FileCountKey); st.Files != 2 {
+			t.Errorf("%s: count %+v, want 2", name, st)
+		}
+	}
+	if err := memory.ForgetFileCount(t.Context(), table); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]blob.Store{"team": team, "me": me} {
+		if _, ok := readCount(t, s, memory.FileCountKey); ok {
+			t.Errorf("%s: the count is still there after ForgetFileCount", name)
+		}
+	}
+}
+
+// ForgetFileCount makes the next create count what another tool wrote.
+func TestForgetFileCount(t *testing.T) {
+	s := mem.New(nil)
+	h := newHandler(t, s, memory.Options{MaxFiles: 3})
+	if got := h.Execute(t.Context(), createInput("/memories/a.md", "a")); got.IsError {
+		t.Fatal(got.Text)
+	}
+	seed(t, s, manyFiles("imported", 2)) // written past the handler
+	if err := memory.ForgetFileCount(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	if err := memory.ForgetFileCount(t.Context(), s); err != nil {
+		t.Errorf("a second ForgetFileCount: %v", err)
+	}
+	if got, want := h.Execute(t.Context(), createInput("/memories/b.md", "b")).Text, fullText(3, 3); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"log/slog"
+	"maps"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/file"
@@ -82,6 +83,13 @@ func TestBlobSuiteCryptMem(t *testing.T) {
 	blobtest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, mem.New(nil)), nil) })
 }
 
+func TestBlobSuiteCryptFile(t *testing.T) {
+	t.Parallel()
+	skips := blobtest.Options{Skip: maps.Clone(fileSkips.Skip)}
+	skips.Skip["ListMany"] = "TestBlobSuiteFile and TestBlobSuiteCryptMem page over 1,000 keys through history over each of the two layers beneath"
+	blobtest.RunWith(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, newFile(t)), nil) }, skips)
+}
+
 func TestSpecSuiteMem(t *testing.T) {
 	t.Parallel()
 	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, mem.New(nil), nil) })
@@ -93,7 +101,21 @@ func TestSpecSuiteFile(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newFile(t), nil) })
 }
 
+// fullStoreSkip leaves the 2,000-file case (2,000 encryptions, then 4,000
+// reads) out of the runs through history over crypt: TestSpecSuiteMem and
+// TestSpecSuiteFile pass it through history, crypt's TestMemorySuite through
+// crypt, and the small-MaxFiles cases prove through both layers that
+// neither's keys count.
+var fullStoreSkip = memorytest.Options{Skip: map[string]string{
+	memorytest.FullStoreCase: "TestSpecSuiteMem and TestSpecSuiteFile pass it through history, crypt's TestMemorySuite through crypt",
+}}
+
 func TestSpecSuiteCryptMem(t *testing.T) {
 	t.Parallel()
-	memorytest.Run(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, mem.New(nil)), nil) })
+	memorytest.RunWith(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, mem.New(nil)), nil) }, fullStoreSkip)
+}
+
+func TestSpecSuiteCryptFile(t *testing.T) {
+	t.Parallel()
+	memorytest.RunWith(t, func(t *testing.T) blob.Store { return wrap(t, newCrypt(t, newFile(t)), nil) }, fullStoreSkip)
 }

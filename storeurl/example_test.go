@@ -35,31 +35,37 @@ func ExampleOpen() {
 	// storeurl: readonly=maybe: want true, false, 1 or 0
 }
 
-// A backend's Open function checks the URL's parameters with CheckParams,
-// naming its own; storeurl.Open has already removed the shared ones. Here a
-// made-up "scratch" backend takes one parameter of its own, "label". A
-// backend package registers such a function from init:
+// A backend names its own parameters in its Backend; storeurl.Open checks
+// every URL of its scheme against them, removes the shared ones, and hands
+// the backend's Open the parsed Location. Here a made-up "scratch" backend
+// takes one parameter of its own, "label". A backend package registers it
+// from init:
 //
-//	func init() { storeurl.Register("scratch", storeurl.Backend{Open: open}) }
-func ExampleCheckParams() {
-	open := func(ctx context.Context, u *url.URL) (blob.Store, error) {
-		if err := storeurl.CheckParams(u, "label"); err != nil {
-			return nil, err
-		}
-		return mem.New(nil), nil
+//	func init() { storeurl.Register("scratch", scratch) }
+//
+// Parse shows what its Open would receive, without opening anything.
+func ExampleBackend_Parse() {
+	scratch := storeurl.Backend{
+		Params: []string{"label"},
+		Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+			return mem.New(nil), nil
+		},
 	}
-
-	for _, raw := range []string{"scratch://?label=x", "scratch://?lable=x&colour=red"} {
+	for _, raw := range []string{"scratch://box?label=x&timeout=5s&readonly=1", "scratch://?lable=x&colour=red"} {
 		u, err := url.Parse(raw)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		_, err = open(context.Background(), u)
-		fmt.Println(err)
+		loc, err := scratch.Parse(u)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(loc.URL, loc.Params.Get("label"), loc.Timeout)
 	}
 	// Output:
-	// <nil>
+	// scratch://box?label=x x 5s
 	// storeurl: scratch: unknown URL parameters "colour", "lable" (scratch accepts: label; every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, prefix, readonly, timeout)
 }
 

@@ -42,10 +42,10 @@
 //	                           default: blob.DefaultTimeout (30s). A call that exceeds it fails
 //	                           with blob.ErrTimeout. The backend applies it (see Timeout).
 //
-// Each may appear at most once. Any other parameter belongs to the backend,
-// which rejects the ones it does not know (see CheckParams); so does a
-// wrapper's parameter when the program does not link the wrapper
-// (encrypt=age without package crypt is refused, never ignored).
+// Each may appear at most once. Any other parameter belongs to the backend:
+// Open refuses one the backend does not name (Backend.Params), or names and
+// is given twice; so is a wrapper's parameter when the program does not link
+// the wrapper (encrypt=age without package crypt is refused, never ignored).
 //
 // # Wrappers
 //
@@ -74,18 +74,24 @@
 // # Backends
 //
 // A backend package registers a Backend for its scheme in init (with
-// Register). Its Open function receives the parsed URL with the wrappers'
-// parameters removed (but prefix when NativePrefix, and timeout, which it
-// passes to its Options with Timeout), and must reject what it does not
-// understand: unknown parameters (with CheckParams), a host or path where
-// none belongs.
+// Register), naming its own parameters and, for a bucket backend, its URL
+// form SCHEME://BUCKET[/PREFIX] (Backend.Bucket). Open parses the URL and
+// its query once, for every backend alike: it removes and checks the shared
+// parameters, refuses unknown and repeated parameters, for a bucket URL
+// checks the host and joins the path with prefix=, and hands the backend's
+// Open a Location: the URL, its parameters, the bucket, the prefix when the
+// backend applies it natively, and the timeout. The prefix is applied in one
+// place, the blob.Prefix wrapper, except for a NativePrefix backend, which
+// must apply it itself (Redis keeps it inside the cluster hash tag; Azure
+// escapes it with the keys into blob names; S3 and GCS hand it to their Open,
+// whose prefix argument Go users scope a store with). The backend checks only what is
+// its own: a host or path where none belongs, its parameters' values.
 package storeurl
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -99,30 +105,6 @@ import (
 // It is the file store's scheme; storeurl names it here rather than
 // importing the backend.
 const pathScheme = "file"
-
-// Backend is what a backend package registers for its scheme.
-type Backend struct {
-	// Open opens a store from u. It is called with a fresh copy of the
-	// URL that the caller may keep or modify; the scheme is lower case and
-	// u.RawQuery holds only the backend's own parameters, because Open
-	// has removed the shared ones (all of them, or all but prefix when
-	// NativePrefix is set). It must reject any parameter it does not know,
-	// with CheckParams, and return errors that name no credentials.
-	// Open must not be nil.
-	Open func(ctx context.Context, u *url.URL) (blob.Store, error)
-
-	// NativePrefix, when true, leaves the prefix parameter in the URL for
-	// the backend to apply itself (for example, Redis puts it inside a
-	// cluster hash tag). The store it returns must then see only the keys
-	// of its prefix, and stores opened with different prefixes must be
-	// disjoint; whether a prefix also sees longer prefixes nested under it
-	// is the backend's to document (blob.Prefix: yes; Redis: no, each
-	// prefix is its own namespace). Open has checked the value
-	// (it appears once, and is a valid key once surrounding '/' are
-	// removed) and left it in the URL in that cleaned form. When false (the
-	// zero value), Open removes prefix and wraps the store with blob.Prefix.
-	NativePrefix bool
-}
 
 var (
 	registryMu sync.RWMutex
@@ -178,12 +160,14 @@ func lookup(scheme string) (Backend, error) {
 // Open opens the store that rawURL names (see the package documentation),
 // wrapped as its shared parameters say.
 //
-// Errors in the URL's form, its scheme, timeout and the parameters of the
-// wrappers with a Check (prefix, readonly) start with "storeurl: " and are
+// Errors in the URL's form, its scheme, timeout, the parameters of the
+// wrappers with a Check (prefix, readonly) and the backend's parameters
+// (unknown or repeated ones; for a bucket URL its host and prefix) are
 // reported before the backend is called; errors from the backend's Open and
 // from a wrapper's Wrap (encryption checks its parameters there) are
-// returned unchanged. No error contains the URL's password. If a wrapper fails after the backend opened its store, that
-// store is closed when it implements io.Closer.
+// returned unchanged. No error contains the URL's password. If a wrapper
+// fails after the backend opened its store, that store is closed when it
+// implements io.Closer.
 func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 	u, err := parse(rawURL)
 	if err != nil {
@@ -193,50 +177,11 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	query, err := url.ParseQuery(u.RawQuery)
+	loc, layers, err := b.locate(u)
 	if err != nil {
-		return nil, fmt.Errorf("storeurl: malformed query: %w", err)
-	}
-	for _, name := range sharedParams() {
-		if n := len(query[name]); n > 1 {
-			return nil, fmt.Errorf("storeurl: parameter %s given %d times", name, n)
-		}
-	}
-	if err := checkTimeout(query); err != nil {
 		return nil, err
 	}
-	// Take each wrapper's parameters out of the query and check them, in
-	// the order the wrappers apply.
-	type layer struct {
-		w      namedWrapper
-		params url.Values
-	}
-	var layers []layer
-	for _, w := range registeredWrappers() {
-		params := url.Values{}
-		for _, name := range w.Params {
-			if v, ok := query[name]; ok {
-				params[name] = v
-				delete(query, name)
-			}
-		}
-		if len(params) == 0 {
-			continue
-		}
-		if w.Check != nil {
-			if err := w.Check(params); err != nil {
-				return nil, err
-			}
-		}
-		if w.Order == OrderPrefix && b.NativePrefix {
-			query.Set(paramPrefix, params.Get(paramPrefix)) // the backend applies it
-			continue
-		}
-		layers = append(layers, layer{w, params})
-	}
-	u.RawQuery = query.Encode()
-
-	s, err := b.Open(ctx, u)
+	s, err := b.Open(ctx, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -258,9 +203,7 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 		}
 		ws, err := l.w.Wrap(ctx, s, l.params)
 		if err != nil {
-			if c, ok := s.(io.Closer); ok {
-				_ = c.Close() // the wrapper's error is the one worth reporting
-			}
+			_ = blob.Close(s) // the wrapper's error is the one worth reporting
 			return nil, err
 		}
 		s = ws
@@ -317,32 +260,19 @@ func validScheme(s string) bool {
 	return true
 }
 
-// checkTimeout validates the timeout parameter and leaves it in query, in
-// the canonical spelling of its duration, for the backend to read with
-// Timeout.
-func checkTimeout(query url.Values) error {
+// checkTimeout validates the timeout parameter, removes it from query and
+// returns its duration (0 when query has none).
+func checkTimeout(query url.Values) (time.Duration, error) {
 	values, ok := query[paramTimeout]
 	if !ok {
-		return nil
+		return 0, nil
 	}
+	delete(query, paramTimeout)
 	d, err := time.ParseDuration(values[0])
 	if err != nil || d <= 0 {
-		return fmt.Errorf("storeurl: timeout=%s: want a positive Go duration such as 1s, 500ms or 2m", values[0])
+		return 0, fmt.Errorf("storeurl: timeout=%s: want a positive Go duration such as 1s, 500ms or 2m", values[0])
 	}
-	query.Set(paramTimeout, d.String())
-	return nil
-}
-
-// Timeout returns the duration of u's timeout parameter, or 0 (the
-// backend's default) when u has none or it does not parse. A backend's
-// Open passes it to its Options.Timeout; Open has already refused a
-// malformed or non-positive value.
-func Timeout(u *url.URL) time.Duration {
-	d, err := time.ParseDuration(u.Query().Get(paramTimeout))
-	if err != nil || d <= 0 {
-		return 0
-	}
-	return d
+	return d, nil
 }
 
 // sharedParams returns the names of the shared parameters, sorted: timeout
@@ -356,24 +286,12 @@ func sharedParams() []string {
 	return names
 }
 
-// CheckParams returns an error naming every query parameter of u that is
-// neither in allowed nor a shared parameter (prefix, readonly and the
+// checkParams returns an error naming every parameter of query that is
+// neither one of allowed nor a shared parameter (prefix, readonly and the
 // encryption ones, which Open has normally removed already), sorted by name;
-// nil when there is none. A backend's Open calls it with the names of its own
-// parameters:
-//
-//	if err := storeurl.CheckParams(u, "region", "endpoint"); err != nil {
-//		return nil, err
-//	}
-//
-// The error reads, for example,
+// nil when there is none. The error reads, for example,
 // `storeurl: s3: unknown URL parameters "regoin", "x" (s3 accepts: endpoint, region; every scheme accepts: ...)`.
-// A query that does not parse is an error too.
-func CheckParams(u *url.URL, allowed ...string) error {
-	query, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return fmt.Errorf("storeurl: %s: malformed query: %w", u.Scheme, err)
-	}
+func checkParams(scheme string, query url.Values, allowed []string) error {
 	shared := sharedParams()
 	var unknown []string
 	for name := range query {
@@ -390,10 +308,10 @@ func CheckParams(u *url.URL, allowed ...string) error {
 		noun = "parameters"
 	}
 	own := slices.Sorted(slices.Values(allowed))
-	accepts := u.Scheme + " accepts: " + strings.Join(own, ", ") + "; "
+	accepts := scheme + " accepts: " + strings.Join(own, ", ") + "; "
 	if len(own) == 0 {
 		accepts = ""
 	}
 	return fmt.Errorf("storeurl: %s: unknown URL %s %s (%severy scheme accepts: %s)",
-		u.Scheme, noun, strings.Join(unknown, ", "), accepts, strings.Join(shared, ", "))
+		scheme, noun, strings.Join(unknown, ", "), accepts, strings.Join(shared, ", "))
 }

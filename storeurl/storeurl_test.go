@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
@@ -17,20 +18,25 @@ import (
 // capture is a test backend that records the URL its Open received and
 // hands out a fresh in-memory store, kept for inspection.
 type capture struct {
-	mu    sync.Mutex
-	url   string
-	store *closeStore
+	mu      sync.Mutex
+	url     string
+	timeout time.Duration
+	store   *closeStore
 }
 
-func (c *capture) open(_ context.Context, u *url.URL) (blob.Store, error) {
-	if err := storeurl.CheckParams(u, "region"); err != nil {
-		return nil, err
-	}
+func (c *capture) open(_ context.Context, loc *storeurl.Location) (blob.Store, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.url = u.String()
+	c.url = loc.URL.String()
+	c.timeout = loc.Timeout
 	c.store = &closeStore{Store: mem.New(nil)}
 	return c.store, nil
+}
+
+func (c *capture) lastTimeout() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.timeout
 }
 
 func (c *capture) last() (string, *closeStore) {
@@ -53,8 +59,8 @@ var (
 )
 
 func init() {
-	storeurl.Register("capture", storeurl.Backend{Open: captured.open})
-	storeurl.Register("capture-native", storeurl.Backend{Open: capturedNative.open, NativePrefix: true})
+	storeurl.Register("capture", storeurl.Backend{Params: []string{"region"}, Open: captured.open})
+	storeurl.Register("capture-native", storeurl.Backend{Params: []string{"region"}, Open: capturedNative.open, NativePrefix: true})
 }
 
 func TestOpenMem(t *testing.T) {
@@ -226,7 +232,7 @@ func TestCloseOnFailure(t *testing.T) {
 }
 
 func TestRegisterPanics(t *testing.T) {
-	open := func(context.Context, *url.URL) (blob.Store, error) { return mem.New(nil), nil }
+	open := func(context.Context, *storeurl.Location) (blob.Store, error) { return mem.New(nil), nil }
 	for _, tc := range []struct {
 		scheme string
 		b      storeurl.Backend
@@ -253,7 +259,10 @@ func TestRegisterPanics(t *testing.T) {
 	}
 }
 
-func TestCheckParams(t *testing.T) {
+// TestBackendParams checks how Open (here its backend half, Parse) checks
+// the parameters against Backend.Params. A query that does not parse fails
+// before (TestOpenErrors: "storeurl: malformed query").
+func TestBackendParams(t *testing.T) {
 	every := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, prefix, readonly, timeout"
 	for _, tc := range []struct {
 		raw     string
@@ -266,15 +275,16 @@ func TestCheckParams(t *testing.T) {
 		{"x://h?b=1&a=2", nil, `storeurl: x: unknown URL parameters "a", "b" (` + every + ")"},
 		{"x://h?region=a&zone=b", []string{"region", "endpoint"}, `storeurl: x: unknown URL parameter "zone" (x accepts: endpoint, region; ` + every + ")"},
 		{"x://h?%22=1", nil, `storeurl: x: unknown URL parameter "\"" (` + every + ")"},
-		{"x://h?a=%", nil, `storeurl: x: malformed query: invalid URL escape "%"`},
+		{"x://h?region=a&region=b", []string{"region"}, "x: parameter region given 2 times"},
 	} {
 		u, err := url.Parse(tc.raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = storeurl.CheckParams(u, tc.allowed...)
+		b := storeurl.Backend{Params: tc.allowed, Open: captured.open}
+		_, err = b.Parse(u)
 		if got := errString(err); got != tc.want {
-			t.Errorf("CheckParams(%q, %q) = %q, want %q", tc.raw, tc.allowed, got, tc.want)
+			t.Errorf("Parse(%q) with Params %q = %q, want %q", tc.raw, tc.allowed, got, tc.want)
 		}
 	}
 }

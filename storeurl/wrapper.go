@@ -118,11 +118,15 @@ func registeredWrappers() []namedWrapper {
 const (
 	paramPrefix   = "prefix"
 	paramReadOnly = "readonly"
-	paramTimeout  = "timeout" // not a wrapper: each backend applies it (see Timeout)
+	paramTimeout  = "timeout" // not a wrapper: each backend applies it (see Location.Timeout)
 )
 
+// prefixLayer is the wrapper prefix= selects; Open also applies it to the
+// path of a bucket URL whose backend has no NativePrefix.
+var prefixLayer = Wrapper{Order: OrderPrefix, Params: []string{paramPrefix}, Check: checkPrefix, Wrap: wrapPrefix}
+
 func init() {
-	RegisterWrapper("prefix", Wrapper{Order: OrderPrefix, Params: []string{paramPrefix}, Check: checkPrefix, Wrap: wrapPrefix})
+	RegisterWrapper("prefix", prefixLayer)
 	RegisterWrapper("readonly", Wrapper{Order: OrderReadOnly, Params: []string{paramReadOnly}, Check: checkReadOnly, Wrap: wrapReadOnly})
 }
 

@@ -45,9 +45,11 @@ func TestTimeoutParam(t *testing.T) {
 			t.Errorf("Open(%q) = %v, want %q", raw, err, want)
 		}
 	}
-	u, _ := url.Parse("x://h?timeout=1m30s")
-	if got := storeurl.Timeout(u); got.String() != "1m30s" {
-		t.Errorf("Timeout(%s) = %v", u, got)
+	if _, err := storeurl.Open(t.Context(), "capture://h?timeout=1m30s"); err != nil {
+		t.Fatal(err)
+	}
+	if got := captured.lastTimeout(); got.String() != "1m30s" {
+		t.Errorf("Open(capture://h?timeout=1m30s): Location.Timeout = %v", got)
 	}
 	if _, err := storeurl.Open(t.Context(), "mem://?timeout=1s"); err != nil {
 		t.Errorf("Open(mem://?timeout=1s): %v", err)

@@ -2,7 +2,6 @@ package azure
 
 import (
 	"context"
-	"net/url"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/storeurl"
@@ -11,9 +10,7 @@ import (
 // Scheme is the URL scheme this package registers with storeurl.
 const Scheme = "azblob"
 
-func init() {
-	storeurl.Register(Scheme, storeurl.Backend{Open: openURL, NativePrefix: true})
-}
+func init() { storeurl.Register(Scheme, backend) }
 
 // URL parameters of this backend (see the package documentation).
 const (
@@ -21,24 +18,21 @@ const (
 	paramEndpoint = "endpoint"
 )
 
-// openURL opens azblob://CONTAINER/PREFIX?account=NAME&endpoint=URL.
-func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
-	containerName, prefix, opts, err := parseURL(u)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, containerName, prefix, opts)
+// backend opens azblob://CONTAINER/PREFIX?account=NAME&endpoint=URL;
+// storeurl parses the container and prefix. The prefix is native: it is
+// escaped with the keys into blob names (names.go).
+var backend = storeurl.Backend{
+	Name:   "azure",
+	Params: []string{paramAccount, paramEndpoint},
+	Bucket: &storeurl.BucketSyntax{Noun: "container",
+		Credentials: "set " + ConnectionStringEnv + ", or use DefaultAzureCredential (managed identity, workload identity, Azure CLI)"},
+	NativePrefix: true,
+	Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+		return Open(ctx, loc.Bucket, loc.Prefix, options(loc))
+	},
 }
 
-// parseURL splits u into Open's arguments. The prefix is the URL path
-// followed by the prefix parameter, when present.
-func parseURL(u *url.URL) (containerName, prefix string, opts *Options, err error) {
-	b, err := storeurl.ParseBucket(u, storeurl.BucketSyntax{
-		Backend: "azure", Noun: "container", Params: []string{paramAccount, paramEndpoint},
-		Credentials: "set " + ConnectionStringEnv + ", or use DefaultAzureCredential (managed identity, workload identity, Azure CLI)",
-	})
-	if err != nil {
-		return "", "", nil, err
-	}
-	return b.Name, b.Prefix, &Options{Account: b.Params.Get(paramAccount), Endpoint: b.Params.Get(paramEndpoint), Timeout: b.Timeout}, nil
+// options reads the backend's parameters.
+func options(loc *storeurl.Location) *Options {
+	return &Options{Account: loc.Params.Get(paramAccount), Endpoint: loc.Params.Get(paramEndpoint), Timeout: loc.Timeout}
 }

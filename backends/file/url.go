@@ -23,15 +23,13 @@ func init() {
 //
 // A host other than localhost, a user, or a parameter other than the shared
 // ones is an error.
-func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
+func openURL(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+	u := loc.URL
 	if u.User != nil {
 		return nil, errors.New("file: a file URL has no user or password")
 	}
 	if u.Host != "" && u.Host != "localhost" {
 		return nil, fmt.Errorf("file: host %q in a file URL: only local directories are supported (file:///abs/dir)", u.Host)
-	}
-	if err := storeurl.CheckParams(u); err != nil {
-		return nil, err
 	}
 	dir := u.Path
 	if u.Opaque != "" {
@@ -43,5 +41,5 @@ func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
 	if dir == "" {
 		return nil, errors.New("file: the URL names no directory: want file:///abs/dir, file:rel/dir or a plain path")
 	}
-	return Open(ctx, dir, &Options{Timeout: storeurl.Timeout(u)})
+	return Open(ctx, dir, &Options{Timeout: loc.Timeout})
 }

@@ -2,7 +2,6 @@ package gcs
 
 import (
 	"context"
-	"net/url"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/storeurl"
@@ -11,33 +10,26 @@ import (
 // Scheme is the URL scheme this package registers with storeurl.
 const Scheme = "gs"
 
-func init() {
-	storeurl.Register(Scheme, storeurl.Backend{Open: openURL, NativePrefix: true})
+func init() { storeurl.Register(Scheme, backend) }
+
+// paramEndpoint is this backend's URL parameter (see the package
+// documentation).
+const paramEndpoint = "endpoint"
+
+// backend opens gs://BUCKET/PREFIX?endpoint=URL; storeurl parses the bucket
+// and prefix.
+var backend = storeurl.Backend{
+	Name:   "gcs",
+	Params: []string{paramEndpoint},
+	Bucket: &storeurl.BucketSyntax{Noun: "bucket",
+		Credentials: "Application Default Credentials provide them (e.g. GOOGLE_APPLICATION_CREDENTIALS)"},
+	NativePrefix: true,
+	Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+		return Open(ctx, loc.Bucket, loc.Prefix, options(loc))
+	},
 }
 
-// URL parameters of this backend (see the package documentation).
-const (
-	paramEndpoint = "endpoint"
-)
-
-// openURL opens gs://BUCKET/PREFIX?endpoint=URL.
-func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
-	bucket, prefix, opts, err := parseURL(u)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, bucket, prefix, opts)
-}
-
-// parseURL splits u into Open's arguments. The prefix is the URL path
-// followed by the prefix parameter, when present.
-func parseURL(u *url.URL) (bucket, prefix string, opts *Options, err error) {
-	b, err := storeurl.ParseBucket(u, storeurl.BucketSyntax{
-		Backend: "gcs", Noun: "bucket", Params: []string{paramEndpoint},
-		Credentials: "Application Default Credentials provide them (e.g. GOOGLE_APPLICATION_CREDENTIALS)",
-	})
-	if err != nil {
-		return "", "", nil, err
-	}
-	return b.Name, b.Prefix, &Options{Endpoint: b.Params.Get(paramEndpoint), Timeout: b.Timeout}, nil
+// options reads the backend's parameters.
+func options(loc *storeurl.Location) *Options {
+	return &Options{Endpoint: loc.Params.Get(paramEndpoint), Timeout: loc.Timeout}
 }

@@ -94,3 +94,12 @@ func TestParseEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// parseURL parses u as storeurl.Open does before it opens the store.
+func parseURL(u *url.URL) (bucket, prefix string, opts *Options, err error) {
+	loc, err := backend.Parse(u)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return loc.Bucket, loc.Prefix, options(loc), nil
+}

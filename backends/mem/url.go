@@ -3,7 +3,6 @@ package mem
 import (
 	"context"
 	"fmt"
-	"net/url"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/storeurl"
@@ -17,15 +16,12 @@ func init() {
 // URL takes no host, path, user or parameter of its own; timeout= bounds
 // each call like on every scheme, though no call here waits on anything
 // but the store's own lock.
-func openURL(_ context.Context, u *url.URL) (blob.Store, error) {
-	if u.User != nil || u.Host != "" || u.Opaque != "" || (u.Path != "" && u.Path != "/") {
+func openURL(_ context.Context, loc *storeurl.Location) (blob.Store, error) {
+	if u := loc.URL; u.User != nil || u.Host != "" || u.Opaque != "" || (u.Path != "" && u.Path != "/") {
 		return nil, fmt.Errorf("mem: the URL is just mem:// (no host or path), got %s", u.Redacted())
 	}
-	if err := storeurl.CheckParams(u); err != nil {
-		return nil, err
-	}
-	if d := storeurl.Timeout(u); d > 0 {
-		return blob.WithTimeout(New(nil), d), nil
+	if loc.Timeout > 0 {
+		return blob.WithTimeout(New(nil), loc.Timeout), nil
 	}
 	return New(nil), nil
 }

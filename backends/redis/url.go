@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"strings"
@@ -16,9 +17,13 @@ import (
 
 func init() {
 	for _, scheme := range []string{Scheme, SchemeTLS, SchemeCluster, SchemeClusterTLS} {
-		storeurl.Register(scheme, storeurl.Backend{Open: openURL, NativePrefix: true})
+		storeurl.Register(scheme, backend)
 	}
 }
+
+// backend is what this package registers for each of its schemes: the
+// prefix is applied here, inside the keys' hash tag (see keys.go).
+var backend = storeurl.Backend{Name: "redis", Params: urlParams, NativePrefix: true, Open: openURL}
 
 // PasswordEnv is the environment variable that supplies the password when
 // the URL has none.
@@ -30,8 +35,8 @@ var urlParams = []string{"client_name", "dial_timeout", "max_retries", "pool_siz
 
 // openURL is the storeurl opener for every scheme of this package. The
 // store it returns owns its client: closing the store closes it.
-func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
-	cfg, err := parseURL(u, os.Getenv)
+func openURL(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+	cfg, err := parseURL(loc, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -67,14 +72,13 @@ func (c urlConfig) newClient() goredis.UniversalClient {
 	return goredis.NewClient(c.single)
 }
 
-// parseURL reads a store URL (see the package documentation). getenv
-// supplies PasswordEnv. Its errors never contain the password.
-func parseURL(u *url.URL, getenv func(string) string) (urlConfig, error) {
-	scheme := strings.ToLower(u.Scheme)
+// parseURL reads a store URL (see the package documentation), as
+// storeurl parsed it. getenv supplies PasswordEnv. Its errors never contain
+// the password.
+func parseURL(loc *storeurl.Location, getenv func(string) string) (urlConfig, error) {
+	u := loc.URL
+	scheme := u.Scheme
 	cluster := scheme == SchemeCluster || scheme == SchemeClusterTLS
-	if err := storeurl.CheckParams(u, urlParams...); err != nil {
-		return urlConfig{}, err
-	}
 	switch {
 	case u.Opaque != "" || u.Host == "":
 		// The opaque part may hold a password: do not repeat it.
@@ -82,10 +86,8 @@ func parseURL(u *url.URL, getenv func(string) string) (urlConfig, error) {
 	case cluster && strings.Trim(u.Path, "/") != "":
 		return urlConfig{}, fmt.Errorf("redis: %s URL: unexpected path %q: a cluster has only database 0", scheme, u.Path)
 	}
-	query := u.Query()
-	cfg := urlConfig{prefix: query.Get("prefix"), timeout: storeurl.Timeout(u)}
-	query.Del("prefix")
-	query.Del("timeout") // storeurl's, applied by the store; go-redis has no such option
+	query := maps.Clone(loc.Params) // go-redis' options, given once each
+	cfg := urlConfig{prefix: loc.Prefix, timeout: loc.Timeout}
 
 	var user, password string
 	if u.User != nil {

@@ -31,7 +31,7 @@ func TestParseURL(t *testing.T) {
 		{url: "rediss-cluster://a:7000,b:7001", envPassword: "e", want: "prefix= addrs=[a:7000 b:7001] db=0 user= password=e tls=true"},
 	} {
 		env[PasswordEnv] = tc.envPassword
-		cfg, err := parseURL(mustURL(t, tc.url), getenv)
+		cfg, err := parse(t, tc.url, getenv)
 		if err != nil {
 			t.Errorf("parseURL(%s): %v", tc.url, err)
 			continue
@@ -63,7 +63,7 @@ func describe(c urlConfig) string {
 
 func TestParseURLOptions(t *testing.T) {
 	u := "redis://h:1?client_name=agent&dial_timeout=2&read_timeout=1500ms&write_timeout=3s&pool_size=4&max_retries=-1"
-	cfg, err := parseURL(mustURL(t, u), func(string) string { return "" })
+	cfg, err := parse(t, u, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestParseURLOptions(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("options = %v, want %v", got, want)
 	}
-	cfg, err = parseURL(mustURL(t, "redis-cluster://a:1,b:2?pool_size=9&read_timeout=2s"), func(string) string { return "" })
+	cfg, err = parse(t, "redis-cluster://a:1,b:2?pool_size=9&read_timeout=2s", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestParseURLErrors(t *testing.T) {
 		{"redis-cluster://:s3cret@a:1,b:2/3", `redis: redis-cluster URL: unexpected path "/3": a cluster has only database 0`},
 		{"redis-cluster://:s3cret@a:1,:2", `redis: redis-cluster URL: unable to parse addr param: :2`},
 	} {
-		_, err := parseURL(mustURL(t, tc.url), func(string) string { return "" })
+		_, err := parse(t, tc.url, func(string) string { return "" })
 		if err == nil {
 			t.Errorf("parseURL(%s) succeeded", tc.url)
 			continue
@@ -105,6 +105,16 @@ func TestParseURLErrors(t *testing.T) {
 			t.Errorf("parseURL(%s) error =\n\t%s\nwant\n\t%s", tc.url, err, tc.want)
 		}
 	}
+}
+
+// parse parses raw as storeurl.Open does before it calls openURL.
+func parse(t *testing.T, raw string, getenv func(string) string) (urlConfig, error) {
+	t.Helper()
+	loc, err := backend.Parse(mustURL(t, raw))
+	if err != nil {
+		return urlConfig{}, err
+	}
+	return parseURL(loc, getenv)
 }
 
 func mustURL(t *testing.T, raw string) *url.URL {

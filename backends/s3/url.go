@@ -3,7 +3,6 @@ package s3
 import (
 	"context"
 	"fmt"
-	"net/url"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/storeurl"
@@ -12,9 +11,7 @@ import (
 // Scheme is the URL scheme this package registers with storeurl.
 const Scheme = "s3"
 
-func init() {
-	storeurl.Register(Scheme, storeurl.Backend{Open: openURL, NativePrefix: true})
-}
+func init() { storeurl.Register(Scheme, backend) }
 
 // URL parameters of this backend (see the package documentation).
 const (
@@ -23,34 +20,34 @@ const (
 	paramPathStyle = "path_style"
 )
 
-// openURL opens s3://BUCKET/PREFIX?region=R&endpoint=URL&path_style=true.
-func openURL(ctx context.Context, u *url.URL) (blob.Store, error) {
-	bucket, prefix, opts, err := parseURL(u)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, bucket, prefix, opts)
+// backend opens s3://BUCKET/PREFIX?region=R&endpoint=URL&path_style=true;
+// storeurl parses the bucket and prefix.
+var backend = storeurl.Backend{
+	Name:   "s3",
+	Params: []string{paramRegion, paramEndpoint, paramPathStyle},
+	Bucket: &storeurl.BucketSyntax{Noun: "bucket",
+		Credentials: "the AWS SDK's chain provides them (e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"},
+	NativePrefix: true,
+	Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+		opts, err := options(loc)
+		if err != nil {
+			return nil, err
+		}
+		return Open(ctx, loc.Bucket, loc.Prefix, opts)
+	},
 }
 
-// parseURL splits u into Open's arguments. The prefix is the URL path
-// followed by the prefix parameter, when present.
-func parseURL(u *url.URL) (bucket, prefix string, opts *Options, err error) {
-	b, err := storeurl.ParseBucket(u, storeurl.BucketSyntax{
-		Backend: "s3", Noun: "bucket", Params: []string{paramRegion, paramEndpoint, paramPathStyle},
-		Credentials: "the AWS SDK's chain provides them (e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
-	})
-	if err != nil {
-		return "", "", nil, err
-	}
-	opts = &Options{Region: b.Params.Get(paramRegion), Endpoint: b.Params.Get(paramEndpoint), Timeout: b.Timeout}
-	if v, ok := b.Params[paramPathStyle]; ok {
+// options reads the backend's parameters.
+func options(loc *storeurl.Location) (*Options, error) {
+	opts := &Options{Region: loc.Params.Get(paramRegion), Endpoint: loc.Params.Get(paramEndpoint), Timeout: loc.Timeout}
+	if v, ok := loc.Params[paramPathStyle]; ok {
 		switch v[0] {
 		case "true", "1":
 			opts.PathStyle = true
 		case "false", "0":
 		default:
-			return "", "", nil, fmt.Errorf("s3: path_style=%s: want true, false, 1 or 0", v[0])
+			return nil, fmt.Errorf("s3: path_style=%s: want true, false, 1 or 0", v[0])
 		}
 	}
-	return b.Name, b.Prefix, opts, nil
+	return opts, nil
 }

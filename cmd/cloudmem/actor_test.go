@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/user"
 	"slices"
@@ -50,13 +49,13 @@ var (
 )
 
 func init() {
-	storeurl.Register("actors", storeurl.Backend{Open: func(_ context.Context, u *url.URL) (blob.Store, error) {
+	storeurl.Register("actors", storeurl.Backend{Open: func(_ context.Context, loc *storeurl.Location) (blob.Store, error) {
 		actorStoresMu.Lock()
 		defer actorStoresMu.Unlock()
-		s, ok := actorStores[u.Host]
+		s, ok := actorStores[loc.URL.Host]
 		if !ok {
 			s = &actorStore{Store: mem.New(nil)}
-			actorStores[u.Host] = s
+			actorStores[loc.URL.Host] = s
 		}
 		return s, nil
 	}})

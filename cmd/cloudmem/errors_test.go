@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -37,7 +36,7 @@ var signatureError = fmt.Errorf("s3: listing \"\": operation error S3: ListObjec
 	&smithy.GenericAPIError{Code: "SignatureDoesNotMatch", Message: "The request signature we calculated does not match the signature you provided."})
 
 func init() {
-	storeurl.Register("failing", storeurl.Backend{Open: func(_ context.Context, u *url.URL) (blob.Store, error) {
+	storeurl.Register("failing", storeurl.Backend{Open: func(context.Context, *storeurl.Location) (blob.Store, error) {
 		return failingStore{Store: mem.New(nil), err: signatureError}, nil
 	}})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,11 +23,8 @@ var (
 )
 
 func init() {
-	storeurl.Register("shared", storeurl.Backend{Open: func(_ context.Context, u *url.URL) (blob.Store, error) {
-		if err := storeurl.CheckParams(u); err != nil {
-			return nil, err
-		}
-		return sharedStore(u.Host), nil
+	storeurl.Register("shared", storeurl.Backend{Open: func(_ context.Context, loc *storeurl.Location) (blob.Store, error) {
+		return sharedStore(loc.URL.Host), nil
 	}})
 }
 

@@ -523,7 +523,8 @@ func sha(data []byte) string {
 }
 
 // TestCapabilities checks what the Store forwards: read-only, the key
-// budget, locks and Close; and that it refuses a mount table.
+// budget, whether List hides keys under objects, locks and Close; and that
+// it refuses a mount table.
 func TestCapabilities(t *testing.T) {
 	ctx := t.Context()
 	if !blob.IsReadOnly(wrap(t, blob.ReadOnly(mem.New(nil)), nil)) || blob.IsReadOnly(wrap(t, mem.New(nil), nil)) {
@@ -535,6 +536,9 @@ func TestCapabilities(t *testing.T) {
 	}
 	if got, want := blob.KeyBytes(wrap(t, p, nil)), blob.KeyBytes(p); got != want {
 		t.Errorf("KeyBytes %d, want the inner store's %d", got, want)
+	}
+	if !blob.ListHidesUnderObjects(wrap(t, hider{mem.New(nil)}, nil)) || blob.ListHidesUnderObjects(wrap(t, mem.New(nil), nil)) {
+		t.Error("ListHidesUnderObjects is not the inner store's")
 	}
 	f := newFile(t)
 	hs := wrap(t, f, nil)
@@ -558,6 +562,11 @@ func TestCapabilities(t *testing.T) {
 		t.Errorf("Close: %v, inner closed %d times", err, c.n)
 	}
 }
+
+// hider is a store whose List says it hides keys under objects, as MinIO's.
+type hider struct{ blob.Store }
+
+func (hider) ListHidesUnderObjects() bool { return true }
 
 type closeCount struct {
 	blob.Store

@@ -257,6 +257,22 @@ func (p *pass) run(ctx context.Context) (Report, error) {
 		}
 		return p.rep, p.outcome()
 	}
+	// Uploads, remote deletes and conflict copies reach the store past a
+	// memory.Handler: its file count is forgotten before and after them,
+	// so that its next create counts the store again.
+	writes := slices.ContainsFunc(plan, func(st step) bool {
+		return st.op == OpUpload || st.op == OpDeleteRemote || st.op == OpConflict
+	})
+	if writes {
+		if err := memory.ForgetFileCount(ctx, p.store); err != nil {
+			return p.rep, fmt.Errorf("dirsync: %w", err)
+		}
+		defer func() {
+			if err := memory.ForgetFileCount(context.WithoutCancel(ctx), p.store); err != nil {
+				p.log.Warn("dirsync: the memory handlers' file count was not reset; the store may pass its file limit", "error", err)
+			}
+		}()
+	}
 	for i, st := range plan {
 		if err := ctx.Err(); err != nil {
 			p.saveState()

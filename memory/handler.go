@@ -49,18 +49,29 @@
 //	view of a file                   1 Get
 //	view of a directory              1 Get (not a file) + 1 List
 //	view of /memories                1 List
-//	create (file limit on)           1 List of the whole store + 1 Put(IfAbsent)
-//	                                 + the check for a clash: 1 List of the
-//	                                 key's directory + 1 Stat per ancestor
-//	create (MaxFiles < 0)            1 Stat of the key + 1 List of its directory
+//	create                           1 Stat of the key + 1 List of its directory
 //	                                 (up to a first file) + 1 Stat per ancestor
-//	                                 + 1 Put(IfAbsent) + the check for a clash:
-//	                                 nothing that grows with the store
-//	create, overwriting a file       1 List (as above) + 1 Put(IfVersion)
+//	                                 + 1 Get + 1 Put(IfVersion) of the file
+//	                                 count (FileCountKey) + 1 Put(IfAbsent) + the
+//	                                 check for a clash: 1 List of the key's
+//	                                 directory + 1 Stat per ancestor + 1
+//	                                 Put(IfVersion) of the count: nothing that
+//	                                 grows with the store
+//	create, the first on a store     as above, with 1 List of the whole store
+//	                                 (or mount) before the count's first Put
+//	create refused as full           the checks + 1 Get of the count; + 1 List
+//	                                 of the store + 1 Put when the count
+//	                                 changed since it was last listed
+//	create (MaxFiles < 0)            as create, without the count's calls
+//	create, overwriting a file       the checks (Stats, as above) + 1 Put(IfVersion)
 //	str_replace, insert              1 Get + 1 Put(IfVersion)
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
-//	delete of a file                 1 Delete
-//	delete of a directory            1 Delete (not a file) + 1 List +
+//	delete of a file                 1 Get of the count + 1 Delete + 1 Put of
+//	                                 the count (+ 1 Put first when the count
+//	                                 was just listed; no Put without a count;
+//	                                 none of the three when MaxFiles < 0)
+//	delete of a directory            1 Get of the count (+ 1 Put as for a
+//	                                 file) + 1 Delete (not a file) + 1 List +
 //	                                 blob.DeleteTree (List + a Delete per file
 //	                                 on a store without it) + 1 List (nothing
 //	                                 left); a Delete per file instead of
@@ -75,6 +86,8 @@
 //	                                 (+ List when no file) of the old path, Stat +
 //	                                 List of the new one, Stat of each ancestor of
 //	                                 the new path that is not one of the old's
+//	rename across two mounts         as above + 2 Deletes of the new mount's
+//	                                 count + 1 Get (+ 1 Put) of the old one's
 //
 // A directory view is one List however many files the directory holds. A
 // rename is "within the known tree" when the new path's parent is the old
@@ -116,13 +129,33 @@ const (
 type Options struct {
 	// MaxFileBytes caps a memory file's size. 0 means DefaultMaxFileBytes.
 	MaxFileBytes int64
-	// MaxFiles caps the number of files in the store (hidden files count,
-	// reserved bookkeeping keys do not). 0 means DefaultMaxFiles; negative
-	// means no limit, and then create lists nothing that grows with the
-	// store. The count is the one create's listing shows before it writes:
-	// a create never succeeds when its listing held MaxFiles files, but k
-	// creates racing when the store holds MaxFiles-1 may all succeed, so
-	// the store may hold up to MaxFiles+k-1 files.
+	// MaxFiles caps the number of files in the store, or on a mount table
+	// in each mount (hidden files count, reserved bookkeeping keys do not).
+	// 0 means DefaultMaxFiles; negative means no limit, and then create
+	// neither reads nor keeps the count.
+	//
+	// The count is kept in the store (FileCountKey), so create costs
+	// nothing that grows with the store. How exact the limit is:
+	//   - racing creates, in one process or many, never take the store past
+	//     MaxFiles: each reserves its place with a conditional write before
+	//     it writes its file, and a recount keeps the places of creates in
+	//     flight (this assumes the handlers' clocks agree within 5 minutes);
+	//   - a create that crashes, fails or is withdrawn can leave the count
+	//     too high, never too low; a create refused as full first recounts
+	//     with one listing when the count changed since its last recount
+	//     (a reservation left by a crash counts for 10 minutes);
+	//   - a program that writes or deletes files in the store without a
+	//     Handler must call ForgetFileCount (the cloudmem import, copy and
+	//     sync commands do); one that does not can take the store past the
+	//     limit by the files it wrote, or keep it refused as full after its
+	//     deletes, until the count is forgotten;
+	//   - a rename across two mounts forgets the destination's count, so its
+	//     next create recounts; an interrupted copy-based rename (a store
+	//     without blob.Renamer) can leave files at both names, uncounted
+	//     until the rename is repeated;
+	//   - handlers with the limit off keep no count: when handlers with and
+	//     without the limit share a store, call ForgetFileCount after the
+	//     ones without it wrote.
 	MaxFiles int
 	// ViewLimit caps a file view's numbered lines, in Unicode code points.
 	// 0 means DefaultViewLimit; negative means no truncation.

@@ -43,7 +43,9 @@ type CopyStats struct {
 
 // Copy copies every memory file of src (see the package documentation) to
 // dst, under the same key, and returns the counts. It does not verify the
-// copy; Verify does.
+// copy; Verify does. Before and after its writes it forgets the handlers'
+// file count in dst (memory.ForgetFileCount), so that their next create
+// counts the files it wrote.
 //
 // A source that holds no memory file is ErrEmptySource, and nothing is
 // written. Files that cannot be copied (ErrDiffers, ErrConflict) are
@@ -64,9 +66,17 @@ func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStat
 	}
 	cp := &copier{src: src, dst: dst, overwrite: opts.Overwrite, progress: opts.Progress}
 	cp.stats.Total = len(files)
+	// The files are written past a memory.Handler: its file count is
+	// forgotten before and after, so that its next create counts them.
+	if err := memory.ForgetFileCount(ctx, dst); err != nil {
+		return cp.stats, fmt.Errorf("destination: %w", err)
+	}
 	err = forEach(ctx, jobs(opts.Jobs), files, func(ctx context.Context, f memory.FileInfo) error {
 		return cp.copyFile(ctx, f.Key)
 	})
+	if ferr := memory.ForgetFileCount(context.WithoutCancel(ctx), dst); ferr != nil {
+		err = errors.Join(err, fmt.Errorf("destination: %w", ferr))
+	}
 	if err != nil {
 		return cp.stats, err
 	}

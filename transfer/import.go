@@ -138,8 +138,10 @@ type ImportStats struct {
 // so a concurrent writer is never overwritten silently: its change makes
 // the import fail with an error wrapping blob.ErrPrecondition. The memory
 // tool's size and file-count limits are not applied: Import restores what
-// Export saved.
-func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions) (ImportStats, error) {
+// Export saved. Before and after its writes it forgets the handlers' file
+// count (memory.ForgetFileCount), so that their next create counts the
+// files it wrote.
+func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions) (_ ImportStats, err error) {
 	if opts == nil {
 		opts = &ImportOptions{}
 	}
@@ -153,6 +155,19 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 	if len(plan.problems) > 0 {
 		return ImportStats{}, &ProblemsError{Problems: plan.problems}
 	}
+	if len(plan.writes) == 0 {
+		return plan.stats, nil
+	}
+	// The files are written past a memory.Handler: its file count is
+	// forgotten before and after, so that its next create counts them.
+	if err := memory.ForgetFileCount(ctx, s); err != nil {
+		return ImportStats{}, err
+	}
+	defer func() {
+		if ferr := memory.ForgetFileCount(context.WithoutCancel(ctx), s); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}()
 	var written atomic.Int64
 	err = forEach(ctx, jobs(opts.Jobs), plan.writes, func(ctx context.Context, w importWrite) error {
 		if _, err := s.Put(ctx, w.key, w.data, w.cond); err != nil {

@@ -34,6 +34,11 @@ func newRestoreCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// A deleted file created again is written past the memory
+			// handler: its next create counts the store again.
+			if err := memory.ForgetFileCount(cmd.Context(), hs); err != nil {
+				return err
+			}
 			fmt.Fprintf(a.stdout, "Restored %s to version %s: new version %s.\n", memory.PathOf(key), id, v.ID)
 			return nil
 		},

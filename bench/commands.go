@@ -167,8 +167,9 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 		c = blob.Counts{Get: 1}
 	case cmdViewDir:
 		c = blob.Counts{Get: 1, List: 1}
-	case cmdCreate: // List (file limit, existence) + Put(IfAbsent) + the clash check: List beneath + Stat per ancestor
-		c = blob.Counts{List: 2, Stat: 1, Put: 1}
+	case cmdCreate: // Stat + List beneath + Stat per ancestor (existence), Get + Put of the file count (the limit),
+		// Put(IfAbsent), the clash check (List beneath + Stat per ancestor), Put of the count (confirmed)
+		c = blob.Counts{Get: 1, Stat: 3, List: 2, Put: 3}
 	case cmdStrReplace, cmdInsert:
 		c = blob.Counts{Get: 1, Put: 1}
 	case cmdDelete:
@@ -257,8 +258,8 @@ func (b *cmdBench) variants(cmd string) []*variant {
 			in = input("command", "create", "path", fmt.Sprintf("/memories/new/h-%d.md", i), "file_text", text2K)
 			return nil
 		}
-		h.cleanup = func(ctx context.Context, i int) error {
-			return s.Delete(ctx, fmt.Sprintf("new/h-%d.md", i), blob.Cond{})
+		h.cleanup = func(ctx context.Context, i int) error { // through the handler, which keeps the file count
+			return b.exec(ctx, input("command", "delete", "path", fmt.Sprintf("/memories/new/h-%d.md", i)))
 		}
 		var key string
 		f = &variant{

@@ -29,9 +29,12 @@ import (
 // HTTP on loopback. The stdio and http runs use the SDK's client, so they
 // count its work too; the -raw runs send prepared request bytes and read the
 // answer's bytes, so they count the server's work and the transport only;
-// the sdk-floor runs do the same against the SDK's own server with a bare
-// tool over the handler, so the difference from them is this package's cost.
-// The difference per call is the overhead of MCP (README, "MCP server"):
+// the sdk-floor runs do the same against the SDK's own server and
+// connection with a bare tool over the handler; the pipe-floor and
+// nethttp-floor runs answer every request with prepared bytes, the cost of
+// the transport alone. Each run reports the CPU time, goroutines started and
+// garbage collections per call beside the wall time. The difference per
+// call is the overhead of MCP (README, "Overhead"):
 //
 //	go test ./mcpserver -run '^$' -bench MCP -benchtime 2000x
 func BenchmarkMCP(b *testing.B) {

@@ -36,6 +36,13 @@
 // every file at its old or its new state at every instant in any case; see
 // package memory.) Server.Wait waits for the commands in flight.
 //
+// # Stdio
+//
+// Server.Run serves one session over any mcp.Transport; an mcp.IOTransport
+// or mcp.StdioTransport (a process's stdin and stdout) it serves through a
+// StreamTransport, the same wire format with about half the CPU time per
+// call of the SDK's own stdio connection (README, "Overhead").
+//
 // # HTTP
 //
 // HTTP serves MCP over the streamable HTTP transport for a team: bearer

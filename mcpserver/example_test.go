@@ -1,10 +1,14 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -66,4 +70,49 @@ func Example() {
 	// isError=true
 	// Error: The path /memories/nothing.md does not exist
 	// memory:///memories/user.md text/markdown 23
+}
+
+// A Server on a StreamTransport over a pair of pipes, spoken to with the
+// newline-delimited JSON-RPC a client writes on the server's stdin.
+func ExampleStreamTransport() {
+	h, err := memory.New(mem.New(nil), memory.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := mcpserver.New(h, nil)
+	toServer, clientOut := io.Pipe()
+	clientIn, fromServer := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.Run(context.Background(), &mcpserver.StreamTransport{Reader: toServer, Writer: fromServer})
+	}()
+
+	answers := bufio.NewReader(clientIn)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"example","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory","arguments":{"command":"create","path":"/memories/a.md","file_text":"x < y\n"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory","arguments":{"command":"view","path":"/memories/a.md"}}}`,
+	} {
+		if _, err := io.WriteString(clientOut, line+"\n"); err != nil {
+			log.Fatal(err)
+		}
+		if strings.Contains(line, `"method":"notifications/`) {
+			continue // no answer
+		}
+		answer, err := answers.ReadString('\n')
+		if err != nil {
+			log.Fatal(err)
+		}
+		if strings.Contains(line, `"method":"tools/call"`) {
+			fmt.Print(answer)
+		}
+	}
+	clientOut.Close() // the client goes: the session ends
+	if err := <-done; err != nil && !errors.Is(err, io.EOF) {
+		log.Fatal(err)
+	}
+	// Output:
+	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"File created successfully at: /memories/a.md"}]}}
+	// {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Here's the content of /memories/a.md with line numbers:\n     1\tx \u003c y\n     2\t"}]}}
 }

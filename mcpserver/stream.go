@@ -20,11 +20,13 @@ import (
 // mcp.IOTransport: one JSON-RPC message (or, before protocol version
 // 2025-06-18, one batch) per line in, one per line out, the same bytes for
 // the same messages. It does less work per message than mcp.IOTransport:
-// the SDK's connection decodes each line four times, each time into a new
+// the SDK's connection decodes each line three times, each time into a new
 // 32 KiB buffer, and re-validates each answer's JSON once more on the way
 // out; a StreamTransport decodes a request once, with the SDK's own decoder
 // and settings, and writes an answer's result as the SDK's JSON-RPC layer
-// encoded it. Anything unusual (a response from the client, an error, a
+// encoded it. One difference: the SDK's connection waits for an answer to
+// each notification of a batch, so it never answers a batch that holds
+// one; a StreamTransport answers the batch's calls. Anything unusual (a response from the client, an error, a
 // batch, a string id) takes the SDK's own functions (jsonrpc.DecodeMessage,
 // jsonrpc.EncodeMessage), so it is handled exactly as mcp.IOTransport
 // handles it.

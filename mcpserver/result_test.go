@@ -158,6 +158,8 @@ func TestStreamTransportWire(t *testing.T) {
 		"deep":              {initializeLine("2025-06-18"), `{"jsonrpc":"2.0","id":2,"method":"ping","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`},
 		"call before init":  {`{"jsonrpc":"2.0","id":2,"method":"tools/call",` + view + `}`},
 		"batch before init": {`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`},
+		"initialize in a batch": {"[" + initializeLine("2025-06-18") + "]", `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`[{"jsonrpc":"2.0","id":2,"method":"ping"}]`},
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	// The one difference: the SDK's connection waits for an answer to each

@@ -201,12 +201,18 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.noteInitialize(m)
+	return m, nil
+}
+
+// noteInitialize remembers the id of an initialize request, so that Write
+// learns the negotiated protocol version from its answer.
+func (c *streamConn) noteInitialize(m jsonrpc.Message) {
 	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "initialize" && r.ID.IsValid() {
 		c.mu.Lock()
 		c.initID = r.ID
 		c.mu.Unlock()
 	}
-	return m, nil
 }
 
 // readBatch starts a batch: it returns its first message and queues the
@@ -227,6 +233,7 @@ func (c *streamConn) readBatch(raw json.RawMessage) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		msgs = append(msgs, m)
+		c.noteInitialize(m)
 	}
 	c.mu.Lock()
 	protocol := c.protocol

@@ -94,7 +94,8 @@
 // path's parent or one of its ancestors and the new path is not inside the
 // old one: the old path's existence then proves the destination's parent is a
 // directory. A write that loses a race (blob.ErrPrecondition) repeats the
-// command's calls on the fresh content, at most Options.Retries more times.
+// command's calls on the fresh content, at most Options.Retries more times,
+// after a wait sized by how long the command's calls took (see Options).
 //
 // # Failures
 //
@@ -122,7 +123,7 @@ const (
 	DefaultViewLimit     = 16_000
 	DefaultMaxImageBytes = 5 << 20
 	DefaultMaxLines      = 999_999
-	DefaultRetries       = 8
+	DefaultRetries       = 16
 )
 
 // Options configures a Handler. The zero value gives the defaults above.
@@ -168,7 +169,13 @@ type Options struct {
 	MaxLines int
 	// Retries is how many times a command that lost a race with another
 	// writer is re-read and re-applied before it gives up. 0 means
-	// DefaultRetries; negative means no retry.
+	// DefaultRetries; negative means no retry. Between attempts the
+	// command waits a random time that grows fourfold with each lost race
+	// from two to 128 times its fastest failed attempt (1 ms to 1 s a
+	// time, 4 s a wait at most), and its waits total 20 s at most: the
+	// command then gives up whatever Retries says, as it does when its
+	// context ends. The defaults let 64 writers of one file on an object
+	// store land nearly every edit (README, "Concurrent writers").
 	Retries int
 	// Overwrite makes create replace an existing file instead of failing.
 	Overwrite bool

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +14,71 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
 )
+
+// The contention flags: which levels run, how many inserts each makes, and
+// whether the run measures contention alone (for example before and after a
+// change to the retries, -backends minio,fake-gcs,azurite -contention-only).
+var (
+	contentionOnly    = flag.Bool("contention-only", false, "run only the contention test")
+	contentionWriters = flag.String("contention-writers", "", "the contention levels, comma-separated writer counts (default 1,4,16,64)")
+	contentionEdits   = flag.Int("contention-edits", 0, "inserts per contention level (default 512 on in-process stores, 128 on servers)")
+)
+
+// contentionPlan returns the levels and the inserts per level for a target
+// (remote or not), from the plan and the flags that override it.
+func contentionPlan(p plan, remote bool) (levels []int, edits int, err error) {
+	levels, edits = p.levels, p.editsLocal
+	if remote {
+		edits = p.editsRemote
+	}
+	if *contentionEdits > 0 {
+		edits = *contentionEdits
+	}
+	if *contentionWriters == "" {
+		return levels, edits, nil
+	}
+	levels = nil
+	for f := range strings.SplitSeq(*contentionWriters, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, 0, fmt.Errorf("-contention-writers: %q is not a writer count", f)
+		}
+		levels = append(levels, n)
+	}
+	return levels, edits, nil
+}
+
+// contentionAlone is the run of -contention-only on t: the contention
+// levels and nothing else. It writes the SDK floor's object, which closing
+// the target deletes (GCS and Azure refuse to delete an object that is not
+// there).
+func contentionAlone(ctx context.Context, t *target, p plan, rep *report, logf func(string, ...any)) error {
+	if t.sdk != nil {
+		if err := t.sdk.setup(ctx, []byte(text2K)); err != nil {
+			return err
+		}
+	}
+	return contention(ctx, t, p, rep, logf)
+}
+
+// contention runs the contention levels on t, logs each and adds it to rep.
+func contention(ctx context.Context, t *target, p plan, rep *report, logf func(string, ...any)) error {
+	levels, edits, err := contentionPlan(p, t.remote)
+	if err != nil {
+		return err
+	}
+	if t.remote { // the report's text names the counts the run made
+		rep.plan.editsRemote = edits
+	} else {
+		rep.plan.editsLocal = edits
+	}
+	for _, r := range runContention(ctx, t, levels, edits, p.contentionTimeout) {
+		logf("%-9s %2d writers: %d edits, %.0f edits/s, %.2f retries/edit, %d gave up (%.1f%%), %d lost, %d duplicated, err %v",
+			t.name, r.writers, r.edits, r.editsPerS(), r.retriesPerEdit(), r.gaveUp, r.gaveUpPercent(), r.lost, r.dup, r.err)
+		rep.contention = append(rep.contention, r)
+	}
+	return nil
+}
 
 // contentionResult is one level of the contention test: writers handlers
 // inserting lines into one file at the same time.
@@ -32,6 +99,15 @@ func (r *contentionResult) editsPerS() float64 {
 		return 0
 	}
 	return float64(r.edits) / r.elapsed.Seconds()
+}
+
+// gaveUpPercent is the share of inserts answered "changed by another
+// writer", in percent of the inserts done.
+func (r *contentionResult) gaveUpPercent() float64 {
+	if r.edits == 0 {
+		return 0
+	}
+	return 100 * float64(r.gaveUp) / float64(r.edits)
 }
 
 func (r *contentionResult) retriesPerEdit() float64 {
@@ -68,9 +144,10 @@ const conflictText = "was changed by another writer at the same time; no change 
 
 // runContention runs each level: writers goroutines, each with its own
 // handler over t's store, insert at the top of one file until edits lines
-// in total (rounded up to a multiple of writers) went in. An insert that
-// lost every race is sent again, as the model is told to. Then the file
-// must hold every line reported inserted exactly once.
+// in total (rounded up to a multiple of writers) went in. Every writer
+// starts at once (a barrier), and the clock starts when they are released.
+// An insert that lost every race is sent again, as the model is told to.
+// Then the file must hold every line reported inserted exactly once.
 func runContention(ctx context.Context, t *target, levels []int, edits int, timeout time.Duration) []contentionResult {
 	var out []contentionResult
 	for _, writers := range levels {
@@ -92,20 +169,28 @@ func contend(ctx context.Context, t *target, writers, perWriter int, timeout tim
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		done   []string
-		gaveUp int
-		errs   []error
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		done    []string
+		gaveUp  int
+		errs    []error
+		ready   sync.WaitGroup
+		release = make(chan struct{})
 	)
-	start := time.Now()
-	for w := range writers {
+	handlers := make([]*memory.Handler, writers)
+	for w := range handlers {
 		h, err := memory.New(cs, memory.Options{Logger: quiet})
 		if err != nil {
 			r.err = err
 			return r
 		}
+		handlers[w] = h
+	}
+	for w, h := range handlers {
+		ready.Add(1)
 		wg.Go(func() {
+			ready.Done()
+			<-release
 			for e := range perWriter {
 				line := fmt.Sprintf("w%02d-e%04d", w, e)
 				in := input("command", "insert", "path", path, "insert_line", 0, "insert_text", line)
@@ -130,6 +215,9 @@ func contend(ctx context.Context, t *target, writers, perWriter int, timeout tim
 			}
 		})
 	}
+	ready.Wait()
+	start := time.Now()
+	close(release)
 	wg.Wait()
 	r.elapsed = time.Since(start)
 	r.edits, r.gaveUp, r.conflicts = len(done), gaveUp, cs.n.Load()

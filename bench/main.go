@@ -164,9 +164,15 @@ func runTarget(ctx context.Context, e *env, name string, p plan, rep *report, lo
 			err = fmt.Errorf("cleaning up: %w", cerr)
 		}
 	}()
-	bud, sbud, edits := p.local, p.scaleLocal, p.editsLocal
+	if *contentionOnly {
+		return contentionAlone(ctx, t, p, rep, logf)
+	}
+	if *scaleOnly {
+		return scaleAlone(ctx, t, p, rep, logf)
+	}
+	bud, sbud := p.local, p.scaleLocal
 	if t.remote {
-		bud, sbud, edits = p.remote, p.scaleRemote, p.editsRemote
+		bud, sbud = p.remote, p.scaleRemote
 	}
 	cmds, err := runCommands(ctx, t, bud, logf)
 	rep.cmds = append(rep.cmds, cmds...)
@@ -176,10 +182,8 @@ func runTarget(ctx context.Context, e *env, name string, p plan, rep *report, lo
 	if err := wipe(ctx, t.store); err != nil {
 		return err
 	}
-	for _, r := range runContention(ctx, t, p.levels, edits, p.contentionTimeout) {
-		logf("%-9s %2d writers: %d edits, %.0f edits/s, %.2f retries/edit, %d gave up, %d lost, %d duplicated, err %v",
-			t.name, r.writers, r.edits, r.editsPerS(), r.retriesPerEdit(), r.gaveUp, r.lost, r.dup, r.err)
-		rep.contention = append(rep.contention, r)
+	if err := contention(ctx, t, p, rep, logf); err != nil {
+		return err
 	}
 	if err := wipe(ctx, t.store); err != nil {
 		return err

@@ -94,8 +94,9 @@
 // # Limits
 //
 // A List of the whole store through the wrapper (the memory handler's
-// create lists it for the file limit) pages over the records as well and
-// drops them, so its cost grows with the number of records: prune them. On
+// recount of its file count, a view of /memories) pages over the records
+// as well and drops them, so its cost grows with the number of records:
+// prune them. On
 // servers that ignore conditional deletes (MinIO, fake-gcs-server), an
 // unconditional delete that races a write may record the wrong prior
 // version; the order of such records then falls back to their clocks. A

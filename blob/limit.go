@@ -1,7 +1,6 @@
 package blob
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -99,14 +98,4 @@ func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
 			return buf, err
 		}
 	}
-}
-
-// CheckList returns the error a List with ctx and prefix must yield before
-// it reaches storage: ctx's error once ctx is done, or CheckPrefix's. It is
-// the one preamble of every backend's List.
-func CheckList(ctx context.Context, prefix string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return CheckPrefix(prefix)
 }

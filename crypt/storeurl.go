@@ -22,6 +22,9 @@ const (
 	paramFingerprint  = "age_key_fingerprint"
 )
 
+// wrapperName is the name the encryption layer registers with storeurl.
+const wrapperName = "encrypt"
+
 // encryptParams are the shared query parameters that configure encryption.
 // storeurl.Open removes them from the URL before the backend sees it, and
 // calls encrypt when at least one of them is present.
@@ -32,7 +35,7 @@ var encryptParams = []string{paramEncrypt, paramIdentityFile, paramRecipients, p
 // URLs with encrypt=age; storeurl itself imports only blob, and no backend
 // links age.
 func init() {
-	storeurl.RegisterWrapper("encrypt", storeurl.Wrapper{Order: storeurl.OrderEncrypt, Params: encryptParams, Wrap: encrypt})
+	storeurl.RegisterWrapper(wrapperName, storeurl.Wrapper{Order: storeurl.OrderEncrypt, Params: encryptParams, Wrap: encrypt})
 }
 
 // encrypt is the storeurl hook: storeurl.Open calls it, when the URL holds any of
@@ -152,4 +155,26 @@ func ownRecipients(ids []age.Identity) ([]age.Recipient, error) {
 		return nil, errors.New("storeurl: encrypt=age: no identity to take recipients from")
 	}
 	return out, nil
+}
+
+// URLKeys are the key settings a store URL's encryption parameters hold,
+// for a program that reads the ciphertext itself (see PlainURL).
+type URLKeys struct {
+	IdentityFile   string // age_identity_file, or ""
+	KeyFingerprint string // age_key_fingerprint, or ""
+}
+
+// PlainURL returns rawURL without its encryption parameters, so that
+// storeurl.Open of it opens the store beneath the encryption layer (the
+// ciphertext, behind blob.RefuseEncrypted's guard: see blob.Unguarded), and
+// the key settings those parameters held. Rekey works on such a store. A bare
+// path has no parameters and comes back unchanged, as does a URL without
+// encryption parameters. Errors never repeat the URL, which may hold a
+// password.
+func PlainURL(rawURL string) (string, URLKeys, error) {
+	inner, params, err := storeurl.Without(rawURL, wrapperName)
+	if err != nil {
+		return "", URLKeys{}, err
+	}
+	return inner, URLKeys{IdentityFile: params.Get(paramIdentityFile), KeyFingerprint: params.Get(paramFingerprint)}, nil
 }

@@ -189,3 +189,29 @@ func rawFileStore(t *testing.T, dir string) blob.Store {
 	t.Cleanup(func() { blob.Close(s) })
 	return s
 }
+
+// TestPlainURL checks the URL of the store beneath the encryption layer,
+// which cloudmem rekey opens.
+func TestPlainURL(t *testing.T) {
+	for _, tc := range []struct {
+		raw, inner, identity, fingerprint, err string
+	}{
+		{raw: "./memories", inner: "./memories"},
+		{raw: "./a:b?encrypt=age", inner: "./a:b?encrypt=age"}, // a plain path has no parameters
+		{raw: "s3://bucket/dir?region=eu", inner: "s3://bucket/dir?region=eu"},
+		{raw: "file:///srv/m?encrypt=age&age_identity_file=/k/id.txt&prefix=p", inner: "file:///srv/m?prefix=p", identity: "/k/id.txt"},
+		{raw: "redis://:hunter2@host:6379/0?encrypt=age&age_recipients=age1x", inner: "redis://:hunter2@host:6379/0"},
+		{raw: "mem://?encrypt=age&age_key_fingerprint=00ff&readonly=1", inner: "mem:?readonly=1", fingerprint: "00ff"},
+		{raw: "file:///x?%zz", err: `storeurl: malformed query: invalid URL escape "%zz"`},
+		{raw: "redis://:hunter2@host:port", err: `storeurl: malformed URL: invalid port ":port" after host`},
+	} {
+		inner, keys, err := crypt.PlainURL(tc.raw)
+		got := []string{inner, keys.IdentityFile, keys.KeyFingerprint, ""}
+		if err != nil {
+			got[3] = err.Error()
+		}
+		if want := []string{tc.inner, tc.identity, tc.fingerprint, tc.err}; !slices.Equal(got, want) {
+			t.Errorf("PlainURL(%q) = %q, want %q", tc.raw, got, want)
+		}
+	}
+}

@@ -10,8 +10,6 @@ import (
 // Scheme is the URL scheme this package registers with storeurl.
 const Scheme = "azblob"
 
-func init() { storeurl.Register(Scheme, backend) }
-
 // URL parameters of this backend (see the package documentation).
 const (
 	paramAccount  = "account"
@@ -19,17 +17,16 @@ const (
 )
 
 // backend opens azblob://CONTAINER/PREFIX?account=NAME&endpoint=URL;
-// storeurl parses the container and prefix. The prefix is native: it is
-// escaped with the keys into blob names (names.go).
-var backend = storeurl.Backend{
-	Name:   "azure",
-	Params: []string{paramAccount, paramEndpoint},
+// storeurl parses the container and the prefix, which is native because
+// it is escaped with the keys into blob names (names.go).
+var backend = storeurl.Backend{Name: "azure", Params: []string{paramAccount, paramEndpoint}, NativePrefix: true, Open: openURL,
 	Bucket: &storeurl.BucketSyntax{Noun: "container",
-		Credentials: "set " + ConnectionStringEnv + ", or use DefaultAzureCredential (managed identity, workload identity, Azure CLI)"},
-	NativePrefix: true,
-	Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
-		return Open(ctx, loc.Bucket, loc.Prefix, options(loc))
-	},
+		Credentials: "set " + ConnectionStringEnv + ", or use DefaultAzureCredential (managed identity, workload identity, Azure CLI)"}}
+
+func init() { storeurl.Register(Scheme, backend) }
+
+func openURL(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+	return Open(ctx, loc.Bucket, loc.Prefix, options(loc))
 }
 
 // options reads the backend's parameters.

@@ -33,7 +33,7 @@ const (
 // files .cloudmem-tmp-* and directories .cloudmem-trash-* being removed, all
 // at the root. No key may have a segment with this prefix, and listings skip
 // such names anywhere.
-const reserved = ".cloudmem-"
+const reserved = blob.ReservedName + "-"
 
 const lockName = reserved + "lock"
 

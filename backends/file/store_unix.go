@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,25 +46,16 @@ func open(root string, opts *Options) (blob.Store, error) {
 	return blob.WithTimeout(s, opts.Timeout), nil
 }
 
-// errSymlink is the cause of errors about symbolic links under the root.
-var errSymlink = errors.New("symbolic link (not followed)")
-
-func notExist(key string, cause error) error {
-	if cause == nil {
-		return fmt.Errorf("file: %q: %w", key, blob.ErrNotExist)
-	}
-	return fmt.Errorf("file: %q: %w: %w", key, blob.ErrNotExist, cause)
-}
-
-func precondition(key, why string) error {
-	return fmt.Errorf("file: %q: %w: %s", key, blob.ErrPrecondition, why)
-}
-
 // checkKey is blob.CheckKey plus the names this store reserves.
 func checkKey(key string) error {
 	if err := blob.CheckKey(key); err != nil {
 		return err
 	}
+	return checkReserved(key)
+}
+
+// checkReserved refuses a valid key that has a segment this store reserves.
+func checkReserved(key string) error {
 	for seg := range strings.SplitSeq(key, "/") {
 		if strings.HasPrefix(seg, reserved) {
 			return fmt.Errorf("file: %q: %w: names starting with %q are reserved by the file store", key, blob.ErrInvalidKey, reserved)
@@ -73,35 +65,10 @@ func checkKey(key string) error {
 }
 
 func checkCall(ctx context.Context, key string) error {
-	if err := ctx.Err(); err != nil {
+	if err := blob.CheckCall(ctx, key); err != nil {
 		return err
 	}
-	return checkKey(key)
-}
-
-// missing reports whether err means a path does not lead to an object: a
-// segment is absent, is a file where a directory should be, or is a
-// symbolic link.
-func missing(err error) bool {
-	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, errSymlink) || errors.Is(err, unix.ELOOP)
-}
-
-// readErr maps an error from resolving key for reading.
-func readErr(key string, err error) error {
-	if missing(err) {
-		return notExist(key, err)
-	}
-	return fmt.Errorf("file: %q: %w", key, err)
-}
-
-// writeErr maps an error from resolving (and creating) key's directory for
-// writing: a file in the way is a conflict, a symbolic link is refused.
-func writeErr(key string, err error) error {
-	var pe *pathError
-	if errors.As(err, &pe) && errors.Is(err, unix.ENOTDIR) {
-		return precondition(key, fmt.Sprintf("%q is an object, so it cannot be a directory", pe.rel))
-	}
-	return fmt.Errorf("file: %q: %w", key, err)
+	return checkReserved(key)
 }
 
 func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
@@ -299,10 +266,10 @@ func (s *store) writeFile(f *os.File, data []byte) error {
 }
 
 func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
-	if err := checkCall(ctx, key); err != nil {
+	if err := checkReserved(key); err != nil {
 		return err
 	}
-	if err := c.Validate(); err != nil {
+	if err := blob.CheckDelete(ctx, key, c); err != nil {
 		return err
 	}
 	unlock, err := s.lock(ctx)
@@ -332,8 +299,6 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 		return precondition(key, "no such object")
 	case !exists:
 		return notExist(key, nil)
-	case c.IfAbsent:
-		return precondition(key, "object exists")
 	case c.IfVersion != "" && version(&st) != c.IfVersion:
 		return precondition(key, "version differs")
 	}
@@ -345,4 +310,20 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 		return fmt.Errorf("file: %q: deleted, but syncing its directory: %w", key, err)
 	}
 	return nil
+}
+
+func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) {
+		if err := blob.CheckList(ctx, prefix); err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		infos, err := s.collect(ctx, prefix)
+		if err != nil {
+			yield(blob.Info{}, err)
+			return
+		}
+		// A directory walk yields "a/b" before "a-c"; keys sort by bytes.
+		blob.YieldSorted(ctx, infos, yield)
+	}
 }

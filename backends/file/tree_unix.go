@@ -6,10 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,31 +15,6 @@ import (
 
 	"github.com/cloudmem/cloudmem/blob"
 )
-
-func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
-	return func(yield func(blob.Info, error) bool) {
-		if err := blob.CheckList(ctx, prefix); err != nil {
-			yield(blob.Info{}, err)
-			return
-		}
-		infos, err := s.collect(ctx, prefix)
-		if err != nil {
-			yield(blob.Info{}, err)
-			return
-		}
-		// A directory walk yields "a/b" before "a-c"; keys sort by bytes.
-		slices.SortFunc(infos, func(a, b blob.Info) int { return strings.Compare(a.Key, b.Key) })
-		for _, info := range infos {
-			if err := ctx.Err(); err != nil {
-				yield(blob.Info{}, err)
-				return
-			}
-			if !yield(info, nil) {
-				return
-			}
-		}
-	}
-}
 
 // collect returns the objects whose keys start with prefix, walking only the
 // directory that can hold them: "a/b" and "a/" walk ROOT/a, "a" walks ROOT.

@@ -10,6 +10,9 @@ import (
 	"github.com/cloudmem/cloudmem/storeurl"
 )
 
+// Scheme is the URL scheme this package registers with storeurl.
+const Scheme = "file"
+
 func init() {
 	storeurl.Register(Scheme, storeurl.Backend{Open: openURL})
 }

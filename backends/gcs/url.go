@@ -10,23 +10,19 @@ import (
 // Scheme is the URL scheme this package registers with storeurl.
 const Scheme = "gs"
 
-func init() { storeurl.Register(Scheme, backend) }
-
 // paramEndpoint is this backend's URL parameter (see the package
 // documentation).
 const paramEndpoint = "endpoint"
 
 // backend opens gs://BUCKET/PREFIX?endpoint=URL; storeurl parses the bucket
-// and prefix.
-var backend = storeurl.Backend{
-	Name:   "gcs",
-	Params: []string{paramEndpoint},
-	Bucket: &storeurl.BucketSyntax{Noun: "bucket",
-		Credentials: "Application Default Credentials provide them (e.g. GOOGLE_APPLICATION_CREDENTIALS)"},
-	NativePrefix: true,
-	Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
-		return Open(ctx, loc.Bucket, loc.Prefix, options(loc))
-	},
+// and the prefix, which the store passes to its listings.
+var backend = storeurl.Backend{Name: "gcs", Params: []string{paramEndpoint}, NativePrefix: true, Open: openURL,
+	Bucket: &storeurl.BucketSyntax{Noun: "bucket", Credentials: "Application Default Credentials provide them (e.g. GOOGLE_APPLICATION_CREDENTIALS)"}}
+
+func init() { storeurl.Register(Scheme, backend) }
+
+func openURL(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+	return Open(ctx, loc.Bucket, loc.Prefix, options(loc))
 }
 
 // options reads the backend's parameters.

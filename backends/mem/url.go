@@ -8,9 +8,8 @@ import (
 	"github.com/cloudmem/cloudmem/storeurl"
 )
 
-func init() {
-	storeurl.Register(Scheme, storeurl.Backend{Open: openURL})
-}
+// Scheme is the URL scheme this package registers with storeurl.
+const Scheme = "mem"
 
 // openURL opens "mem://" (or "mem:"): a new, empty store on every call. The
 // URL takes no host, path, user or parameter of its own; timeout= bounds
@@ -25,3 +24,5 @@ func openURL(_ context.Context, loc *storeurl.Location) (blob.Store, error) {
 	}
 	return New(nil), nil
 }
+
+func init() { storeurl.Register(Scheme, storeurl.Backend{Open: openURL}) }

@@ -74,7 +74,7 @@ func localStripe(name string) chan struct{} {
 // holds it or ctx is done. The lock expires 30 s after it was taken if
 // unlock was never called.
 func (s *store) Lock(ctx context.Context, key string) (unlock func(), err error) {
-	if err := checkCall(ctx, key); err != nil {
+	if err := blob.CheckCall(ctx, key); err != nil {
 		return nil, err
 	}
 	name, wake, token := s.keys.lockName(key), s.keys.lockName(key)+"\xffwake", rand.Text()

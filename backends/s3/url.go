@@ -11,8 +11,6 @@ import (
 // Scheme is the URL scheme this package registers with storeurl.
 const Scheme = "s3"
 
-func init() { storeurl.Register(Scheme, backend) }
-
 // URL parameters of this backend (see the package documentation).
 const (
 	paramRegion    = "region"
@@ -21,21 +19,19 @@ const (
 )
 
 // backend opens s3://BUCKET/PREFIX?region=R&endpoint=URL&path_style=true;
-// storeurl parses the bucket and prefix.
-var backend = storeurl.Backend{
-	Name:   "s3",
-	Params: []string{paramRegion, paramEndpoint, paramPathStyle},
-	Bucket: &storeurl.BucketSyntax{Noun: "bucket",
-		Credentials: "the AWS SDK's chain provides them (e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"},
-	NativePrefix: true,
+// storeurl parses the bucket and the prefix, which the store passes to its
+// listings.
+var backend = storeurl.Backend{Name: "s3", Params: []string{paramRegion, paramEndpoint, paramPathStyle}, NativePrefix: true,
+	Bucket: &storeurl.BucketSyntax{Noun: "bucket", Credentials: "the AWS SDK's chain provides them (e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"},
 	Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
 		opts, err := options(loc)
 		if err != nil {
 			return nil, err
 		}
 		return Open(ctx, loc.Bucket, loc.Prefix, opts)
-	},
-}
+	}}
+
+func init() { storeurl.Register(Scheme, backend) }
 
 // options reads the backend's parameters.
 func options(loc *storeurl.Location) (*Options, error) {

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"filippo.io/age"
@@ -66,12 +64,12 @@ func (a *app) rekey(ctx context.Context, recipients []age.Recipient, identityFil
 	if len(a.mounts) > 0 { // each mount has its own keys: rekey one store at a time
 		return usageErrorf("rekey works on one store: give it with --store, not --mount")
 	}
-	inner, urlIdentity, err := withoutEncryption(a.storeURL())
+	inner, keys, err := crypt.PlainURL(a.storeURL())
 	if err != nil {
 		return err
 	}
-	if len(identityFiles) == 0 && urlIdentity != "" {
-		identityFiles = []string{urlIdentity}
+	if len(identityFiles) == 0 && keys.IdentityFile != "" {
+		identityFiles = []string{keys.IdentityFile}
 	}
 	ids, err := a.identities(identityFiles)
 	if err != nil {
@@ -91,7 +89,7 @@ func (a *app) rekey(ctx context.Context, recipients []age.Recipient, identityFil
 
 	p := a.progress()
 	total := 0
-	err = crypt.Rekey(ctx, store, crypt.Config{Identities: ids}, crypt.Config{Recipients: recipients},
+	err = crypt.Rekey(ctx, store, crypt.Config{Identities: ids, KeyFingerprint: keys.KeyFingerprint}, crypt.Config{Recipients: recipients},
 		func(done, n int) {
 			total = n
 			p.show(done == n, "rekey: %d/%d objects", done, n)
@@ -129,44 +127,4 @@ func (a *app) identities(files []string) ([]age.Identity, error) {
 		return nil, fmt.Errorf("%w (in $%s)", err, crypt.EnvIdentity)
 	}
 	return ids, nil
-}
-
-// encryptionParams are storeurl's encryption parameters, which rekey removes
-// from the store URL.
-var encryptionParams = []string{"encrypt", "age_identity_file", "age_recipients"}
-
-// withoutEncryption returns rawURL without its encryption parameters, and
-// the path its age_identity_file named ("" when none). A string without a
-// scheme is a plain path, with no parameters, and comes back unchanged, as
-// does a URL without encryption parameters. Errors never repeat the URL,
-// which may hold a password.
-func withoutEncryption(rawURL string) (inner, identityFile string, err error) {
-	if !hasScheme(rawURL) {
-		return rawURL, "", nil
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", "", fmt.Errorf("the store URL is malformed: %w", err)
-	}
-	query, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return "", "", fmt.Errorf("the store URL's query is malformed: %w", err)
-	}
-	identityFile = query.Get("age_identity_file")
-	found := false
-	for _, name := range encryptionParams {
-		if query.Has(name) {
-			found = true
-			delete(query, name)
-		}
-	}
-	if !found {
-		return rawURL, "", nil
-	}
-	u.RawQuery = query.Encode()
-	return u.String(), identityFile, nil
 }

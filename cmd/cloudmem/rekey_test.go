@@ -106,29 +106,3 @@ func TestRekey(t *testing.T) {
 			stderr: "cloudmem rekey: crypt: identity file: open " + filepath.Join(keys, "nope") + ": no such file or directory\n"},
 	})
 }
-
-func TestWithoutEncryption(t *testing.T) {
-	for _, tc := range []struct {
-		raw, inner, identity, err string
-	}{
-		{raw: "./memories", inner: "./memories"},
-		{raw: "./a:b?encrypt=age", inner: "./a:b?encrypt=age"}, // a plain path has no parameters
-		{raw: "s3://bucket/dir?region=eu", inner: "s3://bucket/dir?region=eu"},
-		{raw: "file:///srv/m?encrypt=age&age_identity_file=/k/id.txt&prefix=p", inner: "file:///srv/m?prefix=p", identity: "/k/id.txt"},
-		{raw: "redis://:hunter2@host:6379/0?encrypt=age&age_recipients=age1x", inner: "redis://:hunter2@host:6379/0"},
-		{raw: "file:///x?%zz", err: `the store URL's query is malformed: invalid URL escape "%zz"`},
-		{raw: "redis://:hunter2@host:port", err: `the store URL is malformed: invalid port ":port" after host`},
-	} {
-		inner, identity, err := withoutEncryption(tc.raw)
-		if inner != tc.inner || identity != tc.identity || errString(err) != tc.err {
-			t.Errorf("withoutEncryption(%q) = %q, %q, %v; want %q, %q, %q", tc.raw, inner, identity, err, tc.inner, tc.identity, tc.err)
-		}
-	}
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}

@@ -121,7 +121,7 @@ func (s *store) Close() error {
 }
 
 func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
-	if err := checkCall(ctx, key); err != nil {
+	if err := blob.CheckCall(ctx, key); err != nil {
 		return nil, blob.Info{}, err
 	}
 	if err := blob.CheckLimit(limit); err != nil {
@@ -155,7 +155,7 @@ func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.
 }
 
 func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
-	if err := checkCall(ctx, key); err != nil {
+	if err := blob.CheckCall(ctx, key); err != nil {
 		return blob.Info{}, err
 	}
 	vals, err := call(ctx, func() ([]any, error) {
@@ -175,7 +175,7 @@ func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
 }
 
 func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
-	if err := checkCall(ctx, key); err != nil {
+	if err := blob.CheckCall(ctx, key); err != nil {
 		return blob.Info{}, err
 	}
 	if err := c.Validate(); err != nil {
@@ -210,10 +210,7 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 }
 
 func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
-	if err := checkCall(ctx, key); err != nil {
-		return err
-	}
-	if err := c.Validate(); err != nil {
+	if err := blob.CheckDelete(ctx, key, c); err != nil {
 		return err
 	}
 	mode, version := condArgs(c)
@@ -331,7 +328,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 
 // DeleteTree implements blob.TreeDeleter: one script deletes the whole tree.
 func (s *store) DeleteTree(ctx context.Context, dir string) error {
-	if err := checkCall(ctx, dir); err != nil {
+	if err := blob.CheckCall(ctx, dir); err != nil {
 		return err
 	}
 	k := s.keys
@@ -380,13 +377,6 @@ func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
 			return zero, ctx.Err()
 		}
 	}
-}
-
-func checkCall(ctx context.Context, key string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return blob.CheckKey(key)
 }
 
 // condArgs encodes c for the put and delete scripts.

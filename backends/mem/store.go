@@ -1,20 +1,3 @@
-// Package mem is an in-memory blob.Store, for tests, examples and
-// short-lived agents. Nothing survives the process.
-//
-// # URL
-//
-//	mem://            a new, empty store each time it is opened
-//
-// This package registers mem:// with package storeurl when it is linked,
-// like every backend. It accepts the shared timeout= parameter, which wraps
-// the store with blob.WithTimeout.
-//
-// # Guarantees
-//
-// Every method, Rename and DeleteTree included, is atomic under one lock:
-// conditional writes are exact and a renamed tree is never seen half moved.
-// Data passed to Put and returned by Get is copied, so callers may reuse
-// their slices.
 package mem
 
 import (
@@ -29,9 +12,6 @@ import (
 
 	"github.com/cloudmem/cloudmem/blob"
 )
-
-// Scheme is the URL scheme under which storeurl opens this store.
-const Scheme = "mem"
 
 // Options configures a Store. The zero value is ready to use.
 type Options struct {
@@ -66,12 +46,8 @@ var (
 	_ blob.TreeDeleter = (*store)(nil)
 )
 
-func notExist(key string) error { return fmt.Errorf("mem: %q: %w", key, blob.ErrNotExist) }
-
-func precondition(key string) error { return fmt.Errorf("mem: %q: %w", key, blob.ErrPrecondition) }
-
 func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
-	if err := checkCall(ctx, key); err != nil {
+	if err := blob.CheckCall(ctx, key); err != nil {
 		return nil, blob.Info{}, err
 	}
 	if err := blob.CheckLimit(limit); err != nil {
@@ -90,7 +66,7 @@ func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.
 }
 
 func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
-	if err := checkCall(ctx, key); err != nil {
+	if err := blob.CheckCall(ctx, key); err != nil {
 		return blob.Info{}, err
 	}
 	s.mu.RLock()
@@ -103,7 +79,7 @@ func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
 }
 
 func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
-	if err := checkCall(ctx, key); err != nil {
+	if err := blob.CheckCall(ctx, key); err != nil {
 		return blob.Info{}, err
 	}
 	if err := c.Validate(); err != nil {
@@ -120,10 +96,7 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 }
 
 func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
-	if err := checkCall(ctx, key); err != nil {
-		return err
-	}
-	if err := c.Validate(); err != nil {
+	if err := blob.CheckDelete(ctx, key, c); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -172,16 +145,7 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 			}
 		}
 		s.mu.RUnlock()
-		slices.SortFunc(infos, func(a, b blob.Info) int { return strings.Compare(a.Key, b.Key) })
-		for _, info := range infos {
-			if err := ctx.Err(); err != nil {
-				yield(blob.Info{}, err)
-				return
-			}
-			if !yield(info, nil) {
-				return
-			}
-		}
+		blob.YieldSorted(ctx, infos, yield)
 	}
 }
 
@@ -231,7 +195,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 
 // DeleteTree implements blob.TreeDeleter atomically.
 func (s *store) DeleteTree(ctx context.Context, dir string) error {
-	if err := checkCall(ctx, dir); err != nil {
+	if err := blob.CheckCall(ctx, dir); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -247,11 +211,4 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 		return notExist(dir + "/")
 	}
 	return nil
-}
-
-func checkCall(ctx context.Context, key string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return blob.CheckKey(key)
 }

@@ -143,8 +143,9 @@ type Store interface {
 
 	// Delete removes the object if c holds. A missing key returns ErrNotExist
 	// for the zero Cond and for IfVersion the backend may report either
-	// ErrNotExist or ErrPrecondition; IfAbsent is meaningless for Delete and
-	// always fails with ErrPrecondition when the key exists.
+	// ErrNotExist or ErrPrecondition. IfAbsent can never hold for a Delete:
+	// it fails with ErrPrecondition whether or not the key exists, and
+	// touches nothing (CheckDelete, every backend's preamble, says so).
 	Delete(ctx context.Context, key string, c Cond) error
 
 	// List yields the Info of every key that starts with prefix (a plain

@@ -11,6 +11,7 @@ var (
 	_ blob.Locker      = (*store)(nil)
 	_ blob.KeyBudgeter = (*store)(nil)
 	_ blob.Mounter     = (*store)(nil)
+	_ blob.ListHider   = (*store)(nil)
 )
 
 // Lock forwards to inner's Locker (keys are the same in both stores), or
@@ -32,3 +33,6 @@ func (s *store) KeyBudget() int { return blob.KeyBytes(s.inner) }
 
 // Mounts is inner's: keys pass through unchanged.
 func (s *store) Mounts() []blob.MountPoint { return blob.Mounts(s.inner) }
+
+// ListHidesUnderObjects is inner's: keys pass through unchanged.
+func (s *store) ListHidesUnderObjects() bool { return blob.ListHidesUnderObjects(s.inner) }

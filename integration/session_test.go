@@ -245,6 +245,9 @@ func runSession(t *testing.T, s blob.Store) (results []memory.Result, contents m
 	}
 	contents = map[string]string{}
 	for _, info := range infos {
+		if memory.IsWitness(info.Key) {
+			continue // only stores whose listing hides keys hold them (MinIO)
+		}
 		data, _, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatal(err)

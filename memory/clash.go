@@ -2,8 +2,11 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -19,16 +22,35 @@ import (
 // Two writers that race this way cannot both keep their names: each writes
 // before it looks, so the later of the two looks finds the other's write.
 // Both may withdraw; then the retry decides (at most Options.Retries times).
-// This holds on stores whose listing shows every key written before it; a
-// listing that hides keys under an object (MinIO's) defeats the file's look
-// beneath itself, and a pair can then stay both (docs/spec.md, "Concurrency").
+// This holds on stores whose listing shows every key written before it. On
+// a store whose listing hides keys under an object (blob.ListHider: MinIO),
+// the file's look beneath itself would find nothing, so settleHidden runs
+// instead.
 func (h *Handler) settle(ctx context.Context, c *command, key, version string) (Result, bool) {
+	if blob.ListHidesUnderObjects(h.store) {
+		return h.settleHidden(ctx, c, key, version)
+	}
 	clash, err := h.clashes(ctx, key)
 	if err == nil && !clash {
 		return textResult(msgCreated(c.path)), false
 	}
-	// Withdraw even when ctx is done: a name must not stay both.
+	return h.retract(ctx, c, key, version, err)
+}
+
+// retract deletes the file key, written with version, because it made (or
+// may have made) a name both a file and a directory, and asks for a retry;
+// cause is the error that kept the check from finishing, or nil. On a store
+// whose listing hides keys under objects it first writes key's witness (see
+// settleHidden). It withdraws even when ctx is done: a name must not stay
+// both.
+func (h *Handler) retract(ctx context.Context, c *command, key, version string, cause error) (Result, bool) {
 	wctx := context.WithoutCancel(ctx)
+	err := cause
+	if blob.ListHidesUnderObjects(h.store) {
+		if _, werr := h.touch(wctx, key); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
 	if derr := h.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
 		!errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
 		err = errors.Join(err, fmt.Errorf("memory: withdrawing a create that made %q both a file and a directory: %w", key, derr))
@@ -58,4 +80,231 @@ func (h *Handler) clashes(ctx context.Context, key string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// WitnessDir is the reserved directory of the witnesses that creates write
+// on a store whose listing hides keys under objects (blob.ListHider): one
+// small object per name that was made a directory or whose file a create
+// withdrew, at the root of the store (of each mount, on a mount table),
+// outside every memory directory, so that no delete or rename of a
+// directory removes one. Nothing deletes a witness; a stale one only makes
+// creates of its name look harder. No other store holds any, so a tool that
+// compares a store's raw keys with another backend's leaves them out
+// (IsWitness).
+const WitnessDir = blob.ReservedName + "/names"
+
+// witnessDir is WitnessDir as a key prefix.
+const witnessDir = WitnessDir + "/"
+
+// IsWitness reports whether key is a witness (see WitnessDir), at the root
+// or in a mount.
+func IsWitness(key string) bool {
+	if strings.HasPrefix(key, witnessDir) {
+		return true
+	}
+	_, rest, ok := strings.Cut(key, "/")
+	return ok && strings.HasPrefix(rest, witnessDir)
+}
+
+// witness returns the key of the witness of name: witnessDir and a hash of
+// name (two names that share a witness only make their creates look more
+// often). On a mount table it lies in name's own mount.
+func (h *Handler) witness(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	w := witnessDir + hex.EncodeToString(sum[:16])
+	if blob.Mounts(h.store) != nil {
+		mount, _, _ := strings.Cut(name, "/")
+		w = mount + "/" + w
+	}
+	return w
+}
+
+// touch writes the witness of name and returns the version it wrote: every
+// write gives it a version it never had.
+func (h *Handler) touch(ctx context.Context, name string) (string, error) {
+	info, err := h.store.Put(ctx, h.witness(name), []byte(name), blob.Cond{})
+	if err != nil {
+		return "", fmt.Errorf("memory: writing the witness of %q: %w", name, err)
+	}
+	return info.Version, nil
+}
+
+// witnessed returns the version of name's witness, or "" when it has none.
+func (h *Handler) witnessed(ctx context.Context, name string) (string, error) {
+	info, err := h.store.Stat(ctx, h.witness(name))
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("memory: reading the witness of %q: %w", name, err)
+	}
+	return info.Version, nil
+}
+
+// ancestors returns the keys of key's ancestors, top first ("a", "a/b" for
+// "a/b/c").
+func ancestors(key string) []string {
+	var out []string
+	for i := range len(key) {
+		if key[i] == '/' {
+			out = append(out, key[:i])
+		}
+	}
+	return out
+}
+
+// settleHidden is settle on a store whose listing hides keys under an
+// object (MinIO): there, while the file key exists, no listing shows the
+// file key/b that a rival wrote at the same moment, though Stat finds it.
+// Each name N has a witness W(N) (a reserved object outside the memory
+// tree, see witness), and every create follows three rules:
+//
+//  1. After its Put of key and before it looks, it writes W(A) for every
+//     ancestor A of key, then Stats each A (clashes), as settle does.
+//  2. Whoever withdraws a file N writes W(N) before its Delete.
+//  3. It keeps key only if W(key) does not exist after those looks (the
+//     fast path), or else if the recheck below succeeds: it withdraws key
+//     (rule 2, remembering the version w it wrote to W(key)), Stats W(A)
+//     for every ancestor, Stats key and every ancestor (none may exist),
+//     lists key's directory (it must hold no memory file), Stats key and
+//     every ancestor again (none may exist) and every W(A) again (each
+//     unchanged) and W(key) (still w); then it writes key again with
+//     Put(IfAbsent), follows rule 1, and keeps key if W(key) is still w.
+//     Any failed condition withdraws its write and retries the command.
+//
+// Why a file F at key and a create D of a file under it cannot both keep
+// their names: per key, Put and Stat are linearizable, and a witness is
+// never deleted. If D's Stat of key came after F's last Put, it found F's
+// file (F keeps it) and D withdrew. So D's Stat of key came first, and D
+// wrote W(key) before it (rule 1), hence before F's last Stat of W(key).
+// On the fast path F found no W(key): contradiction. On the recheck, W(key)
+// was still F's own w, so D's write of W(key) came before w, and D's file
+// came before it: it existed when F listed key's directory. That listing
+// missed it only if an object at key or at an ancestor hid it; none existed
+// at F's Stats before and after the listing, so one was written and deleted
+// in between, by a create that withdrew (a create that kept a file over
+// D's would be an earlier pair that both kept, so take F and D as the
+// first). That create wrote W of its name in between (rule 2), and F's
+// Stats of the witnesses around the listing saw the change: contradiction.
+// A file at an ancestor of D's key is the same argument one level up.
+//
+// A create that dies, or whose storage fails, between its Put and the end
+// of its look can leave both, as on every store; it never reports success.
+// MinIO ignores If-Match on DeleteObject, so the withdrawal's Delete is a
+// Stat and then a Delete: an edit of the new file that lands between the
+// two is deleted with it. Stale witnesses are harmless: a witness that
+// exists only sends creates of that name to the recheck. Other writers of
+// names (rename's destination) do not follow the rules, so a rename racing
+// a create is not covered.
+func (h *Handler) settleHidden(ctx context.Context, c *command, key, version string) (Result, bool) {
+	if res, retry, done := h.look(ctx, c, key, version); done {
+		return res, retry
+	}
+	w, err := h.witnessed(ctx, key)
+	switch {
+	case err != nil:
+		return h.retract(ctx, c, key, version, err)
+	case w == "":
+		return textResult(msgCreated(c.path)), false
+	}
+	// W(key) exists: a directory may have been made beneath key, which no
+	// listing shows while key exists. Withdraw, look with key absent, and
+	// write key again.
+	wctx := context.WithoutCancel(ctx)
+	mine, err := h.touch(wctx, key)
+	if derr := h.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
+		!errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
+		err = errors.Join(err, fmt.Errorf("memory: withdrawing %q to look beneath it: %w", key, derr))
+	}
+	if err != nil {
+		return h.storageFailure(ctx, c, c.path, err), false
+	}
+	if ok, err := h.recheck(ctx, key, mine); err != nil || !ok {
+		if err != nil {
+			return h.storageFailure(ctx, c, c.path, err), false
+		}
+		return Result{}, true
+	}
+	put, err := h.store.Put(ctx, key, []byte(c.fileText), blob.Cond{IfAbsent: true})
+	switch {
+	case errors.Is(err, blob.ErrPrecondition):
+		return Result{}, true // the next survey tells who holds key now
+	case err != nil:
+		return h.storageFailure(ctx, c, c.path, err), false
+	}
+	if res, retry, done := h.look(ctx, c, key, put.Version); done {
+		return res, retry
+	}
+	switch w, err := h.witnessed(ctx, key); {
+	case err != nil:
+		return h.retract(ctx, c, key, put.Version, err)
+	case w != mine:
+		return h.retract(ctx, c, key, put.Version, nil)
+	}
+	return textResult(msgCreated(c.path)), false
+}
+
+// look is rule 1 of settleHidden: it writes the witness of every ancestor
+// of key, then checks for a clash. done is false when there is none;
+// otherwise key (written with version) is withdrawn and res, retry are
+// settle's answer.
+func (h *Handler) look(ctx context.Context, c *command, key, version string) (res Result, retry, done bool) {
+	for _, a := range ancestors(key) {
+		if _, err := h.touch(ctx, a); err != nil {
+			res, retry = h.retract(ctx, c, key, version, err)
+			return res, retry, true
+		}
+	}
+	clash, err := h.clashes(ctx, key)
+	if err != nil || clash {
+		res, retry = h.retract(ctx, c, key, version, err)
+		return res, retry, true
+	}
+	return Result{}, false, false
+}
+
+// recheck is the look of settleHidden's rule 3, made while key is absent:
+// it reports whether key's directory holds no memory file, no object at
+// key or an ancestor could have hidden one from the listing, and W(key) is
+// still mine.
+func (h *Handler) recheck(ctx context.Context, key, mine string) (bool, error) {
+	anc := ancestors(key)
+	before := make([]string, len(anc))
+	for i, a := range anc {
+		v, err := h.witnessed(ctx, a)
+		if err != nil {
+			return false, err
+		}
+		before[i] = v
+	}
+	names := append(anc, key) // anc is not used after this
+	absent := func() (bool, error) {
+		for _, n := range names {
+			_, err := h.store.Stat(ctx, n)
+			switch {
+			case err == nil:
+				return false, nil
+			case !errors.Is(err, blob.ErrNotExist):
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	if ok, err := absent(); err != nil || !ok {
+		return false, err
+	}
+	if dir, err := h.isDir(ctx, key); err != nil || dir {
+		return false, err
+	}
+	if ok, err := absent(); err != nil || !ok {
+		return false, err
+	}
+	for i, a := range names[:len(before)] {
+		v, err := h.witnessed(ctx, a)
+		if err != nil || v != before[i] {
+			return false, err
+		}
+	}
+	v, err := h.witnessed(ctx, key)
+	return err == nil && v == mine, err
 }

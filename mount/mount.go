@@ -35,7 +35,8 @@
 // guarantee blob.Rename documents: every object is at its old key, its new
 // key or both, never neither. A rename or tree delete that would write a
 // read-only mount fails with blob.ErrReadOnly before any storage call.
-// ReadOnly (blob.ReadOnlyReporter) is true when every mount is read-only;
+// ReadOnly (blob.ReadOnlyReporter) is true when every mount is read-only,
+// blob.ListHider's ListHidesUnderObjects when any mount's is;
 // Close closes every mounted store.
 //
 // Wrap each mounted store (prefix, encryption, history), not the table: a

@@ -36,6 +36,7 @@ var (
 	_ blob.TreeDeleter      = (*table)(nil)
 	_ blob.ReadOnlyReporter = (*table)(nil)
 	_ blob.KeyBudgeter      = (*table)(nil)
+	_ blob.ListHider        = (*table)(nil)
 	_ io.Closer             = (*table)(nil)
 )
 
@@ -195,6 +196,18 @@ func (t *table) KeyBudget() int { return t.keyBudget }
 
 // Mounts returns the mount points in byte order of their names.
 func (t *table) Mounts() []blob.MountPoint { return slices.Clone(t.points) }
+
+// ListHidesUnderObjects reports whether any mounted store's listing hides
+// keys under objects (blob.ListHider): the handler then takes the care that
+// store needs in every mount.
+func (t *table) ListHidesUnderObjects() bool {
+	for _, m := range t.mounts {
+		if blob.ListHidesUnderObjects(m.store) {
+			return true
+		}
+	}
+	return false
+}
 
 // ReadOnly reports whether every mount is read-only.
 func (t *table) ReadOnly() bool {

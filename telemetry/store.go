@@ -16,7 +16,7 @@ import (
 // Store returns a blob.Store that forwards every call to s and records a
 // span (a child of the span in the call's context) and metrics for each.
 // It forwards blob.Renamer, blob.TreeDeleter, blob.BatchDeleter,
-// blob.ReadOnlyReporter, blob.Mounter, blob.KeyBudgeter, blob.Locker (a
+// blob.ReadOnlyReporter, blob.Mounter, blob.KeyBudgeter, blob.ListHider, blob.Locker (a
 // lock is no storage call: it gets no span) and io.Closer to s. A Rename,
 // DeleteTree or DeleteKeys that s lacks returns errors.ErrUnsupported
 // without a span, as it reaches no storage (the package functions
@@ -43,6 +43,7 @@ var (
 	_ blob.KeyBudgeter      = (*store)(nil)
 	_ blob.Locker           = (*store)(nil)
 	_ blob.BatchDeleter     = (*store)(nil)
+	_ blob.ListHider        = (*store)(nil)
 	_ io.Closer             = (*store)(nil)
 )
 
@@ -236,6 +237,10 @@ func (s *store) Mounts() []blob.MountPoint { return blob.Mounts(s.inner) }
 
 // KeyBudget is the inner store's: the wrapper leaves keys as they are.
 func (s *store) KeyBudget() int { return blob.KeyBytes(s.inner) }
+
+// ListHidesUnderObjects is the inner store's: the wrapper leaves keys as
+// they are.
+func (s *store) ListHidesUnderObjects() bool { return blob.ListHidesUnderObjects(s.inner) }
 
 // Lock forwards to the inner store's Locker, or returns
 // errors.ErrUnsupported, which makes blob.Lock fall back.

@@ -54,7 +54,7 @@ type ConcurrencyOptions struct {
 
 // ConcurrencySubtests are the names RunConcurrencyWith's subtests run
 // under, as go test prints them below the caller's test.
-var ConcurrencySubtests = []string{"insert", "create", "str_replace", "file or directory/race", "file or directory/seeded both"}
+var ConcurrencySubtests = []string{"insert", "create", "str_replace", "file limit", "file or directory/race", "file or directory/seeded both"}
 
 // RunConcurrencyWith is RunConcurrency with options.
 func RunConcurrencyWith(t *testing.T, newStore func(t *testing.T) blob.Store, opts ConcurrencyOptions) {
@@ -78,6 +78,7 @@ func RunConcurrencyWith(t *testing.T, newStore func(t *testing.T) blob.Store, op
 	run(t, "insert", func(t *testing.T) { raceInsert(t, newStore(t)) })
 	run(t, "create", func(t *testing.T) { raceCreate(t, yielding{newStore(t)}) })
 	run(t, "str_replace", func(t *testing.T) { raceReplace(t, newStore(t)) })
+	run(t, "file limit", func(t *testing.T) { raceFileLimit(t, yielding{newStore(t)}) })
 	t.Run("file or directory", func(t *testing.T) {
 		run(t, "file or directory/race", func(t *testing.T) { raceFileOrDirectory(t, yielding{newStore(t)}) })
 		run(t, "file or directory/seeded both", func(t *testing.T) { seededBoth(t, newStore) })
@@ -87,7 +88,7 @@ func RunConcurrencyWith(t *testing.T, newStore func(t *testing.T) blob.Store, op
 // yielding lets other goroutines run before each call it forwards, which
 // widens the window between a create's checks and its write, where a store
 // whose IfAbsent is not exact lets two writers in. (create needs neither
-// Renamer nor TreeDeleter, which it hides.)
+// Renamer nor TreeDeleter, which it hides; it forwards blob.ListHider.)
 type yielding struct{ blob.Store }
 
 func (y yielding) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
@@ -109,6 +110,10 @@ func (y yielding) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, 
 	runtime.Gosched()
 	return y.Store.List(ctx, prefix)
 }
+
+// ListHidesUnderObjects is the store's: the handler runs the protocol the
+// store needs (blob.ListHider).
+func (y yielding) ListHidesUnderObjects() bool { return blob.ListHidesUnderObjects(y.Store) }
 
 func newHandler(t *testing.T, s blob.Store) *memory.Handler {
 	t.Helper()

@@ -46,10 +46,8 @@ func (h *Handler) settle(ctx context.Context, c *command, key, version string) (
 func (h *Handler) retract(ctx context.Context, c *command, key, version string, cause error) (Result, bool) {
 	wctx := context.WithoutCancel(ctx)
 	err := cause
-	if blob.ListHidesUnderObjects(h.store) {
-		if _, werr := h.touch(wctx, key); werr != nil {
-			err = errors.Join(err, werr)
-		}
+	if werr := h.markWithdrawal(wctx, key); werr != nil {
+		err = errors.Join(err, werr)
 	}
 	if derr := h.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
 		!errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
@@ -59,6 +57,18 @@ func (h *Handler) retract(ctx context.Context, c *command, key, version string, 
 		return h.storageFailure(ctx, c, c.path, err), false
 	}
 	return Result{}, true
+}
+
+// markWithdrawal is rule 2 of settleHidden, for every create that deletes
+// the file it just wrote (retract, and undoCreate when the file count
+// fails): on a store whose listing hides keys under objects it writes
+// key's witness, before the Delete. Elsewhere it does nothing.
+func (h *Handler) markWithdrawal(ctx context.Context, key string) error {
+	if !blob.ListHidesUnderObjects(h.store) {
+		return nil
+	}
+	_, err := h.touch(ctx, key)
+	return err
 }
 
 // clashes reports whether a memory file lies beneath key or a file is at

@@ -97,6 +97,9 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 // Its reservation stays: the count is then too high, which is safe. It
 // deletes even when ctx is done: a failed command must leave no file.
 func (h *Handler) undoCreate(ctx context.Context, c *command, key, version string, cause error) Result {
+	if err := h.markWithdrawal(context.WithoutCancel(ctx), key); err != nil { // clash.go
+		cause = errors.Join(cause, err)
+	}
 	err := h.store.Delete(context.WithoutCancel(ctx), key, blob.Cond{IfVersion: version})
 	if err != nil && !errors.Is(err, blob.ErrNotExist) && !errors.Is(err, blob.ErrPrecondition) {
 		cause = errors.Join(cause, fmt.Errorf("memory: undoing a create whose file count was not confirmed: %w", err))

@@ -67,7 +67,7 @@ func (h *Handler) markWithdrawal(ctx context.Context, key string) error {
 	if !blob.ListHidesUnderObjects(h.store) {
 		return nil
 	}
-	_, err := h.touch(ctx, key)
+	_, err := h.touch(ctx, withdrawn, key)
 	return err
 }
 
@@ -93,12 +93,12 @@ func (h *Handler) clashes(ctx context.Context, key string) (bool, error) {
 }
 
 // WitnessDir is the reserved directory of the witnesses that creates write
-// on a store whose listing hides keys under objects (blob.ListHider): one
-// small object per name that was made a directory or whose file a create
-// withdrew, at the root of the store (of each mount, on a mount table),
-// outside every memory directory, so that no delete or rename of a
-// directory removes one. Nothing deletes a witness; a stale one only makes
-// creates of its name look harder. No other store holds any, so a tool that
+// on a store whose listing hides keys under objects (blob.ListHider): a
+// small object per name that was made a directory, and one per name whose
+// file a create withdrew, at the root of the store (of each mount, on a
+// mount table), outside every memory directory, so that no delete or
+// rename of a directory removes one. Nothing deletes a witness; a stale
+// one only makes creates of its name look harder. No other store holds any, so a tool that
 // compares a store's raw keys with another backend's leaves them out
 // (IsWitness).
 const WitnessDir = blob.ReservedName + "/names"
@@ -116,12 +116,19 @@ func IsWitness(key string) bool {
 	return ok && strings.HasPrefix(rest, witnessDir)
 }
 
-// witness returns the key of the witness of name: witnessDir and a hash of
-// name (two names that share a witness only make their creates look more
-// often). On a mount table it lies in name's own mount.
-func (h *Handler) witness(name string) string {
+// The two witnesses of a name (see settleHidden).
+const (
+	beneath   = "d-" // W↓: a create made a file beneath the name
+	withdrawn = "w-" // W×: a create withdrew its file at the name
+)
+
+// witness returns the key of name's witness of kind (beneath or
+// withdrawn): witnessDir, kind and a hash of name (two names that share a
+// witness only make their creates look more often). On a mount table it
+// lies in name's own mount.
+func (h *Handler) witness(kind, name string) string {
 	sum := sha256.Sum256([]byte(name))
-	w := witnessDir + hex.EncodeToString(sum[:16])
+	w := witnessDir + kind + hex.EncodeToString(sum[:16])
 	if blob.Mounts(h.store) != nil {
 		mount, _, _ := strings.Cut(name, "/")
 		w = mount + "/" + w
@@ -129,19 +136,20 @@ func (h *Handler) witness(name string) string {
 	return w
 }
 
-// touch writes the witness of name and returns the version it wrote: every
-// write gives it a version it never had.
-func (h *Handler) touch(ctx context.Context, name string) (string, error) {
-	info, err := h.store.Put(ctx, h.witness(name), []byte(name), blob.Cond{})
+// touch writes name's witness of kind and returns the version it wrote:
+// every write gives it a version it never had.
+func (h *Handler) touch(ctx context.Context, kind, name string) (string, error) {
+	info, err := h.store.Put(ctx, h.witness(kind, name), []byte(name), blob.Cond{})
 	if err != nil {
 		return "", fmt.Errorf("memory: writing the witness of %q: %w", name, err)
 	}
 	return info.Version, nil
 }
 
-// witnessed returns the version of name's witness, or "" when it has none.
-func (h *Handler) witnessed(ctx context.Context, name string) (string, error) {
-	info, err := h.store.Stat(ctx, h.witness(name))
+// witnessed returns the version of name's witness of kind, or "" when
+// there is none.
+func (h *Handler) witnessed(ctx context.Context, kind, name string) (string, error) {
+	info, err := h.store.Stat(ctx, h.witness(kind, name))
 	switch {
 	case errors.Is(err, blob.ErrNotExist):
 		return "", nil
@@ -166,62 +174,66 @@ func ancestors(key string) []string {
 // settleHidden is settle on a store whose listing hides keys under an
 // object (MinIO): there, while the file key exists, no listing shows the
 // file key/b that a rival wrote at the same moment, though Stat finds it.
-// Each name N has a witness W(N) (a reserved object outside the memory
-// tree, see witness), and every create follows three rules:
+// Each name N has two witnesses, reserved objects outside the memory tree
+// (see witness): W↓(N), written by creates beneath N, and W×(N), written by
+// creates that withdraw their file N. Every create follows three rules:
 //
-//  1. After its Put of key and before it looks, it writes W(A) for every
+//  1. After its Put of key and before it looks, it writes W↓(A) for every
 //     ancestor A of key, then Stats each A (clashes), as settle does.
-//  2. Whoever withdraws a file N writes W(N) before its Delete.
-//  3. It keeps key only if W(key) does not exist after those looks (the
-//     fast path), or else if the recheck below succeeds: it withdraws key
-//     (rule 2, remembering the version w it wrote to W(key)), Stats W(A)
-//     for every ancestor, Stats key and every ancestor (none may exist),
-//     lists key's directory (it must hold no memory file), Stats key and
-//     every ancestor again (none may exist) and every W(A) again (each
-//     unchanged) and W(key) (still w); then it writes key again with
-//     Put(IfAbsent), follows rule 1, and keeps key if W(key) is still w.
-//     Any failed condition withdraws its write and retries the command.
+//  2. Whoever withdraws a file N writes W×(N) before its Delete.
+//  3. It keeps key only if W↓(key) does not exist after those looks (the
+//     fast path), or else if the recheck succeeds: it reads W↓(key) (the
+//     version d), withdraws key (rule 2), Stats W×(A) for every ancestor
+//     A, Stats key and every ancestor (none may exist), lists key's
+//     directory (it must hold no memory file), Stats key and every
+//     ancestor again (none may exist), and every W×(A) and W×(key) again
+//     (each unchanged since its first Stat, W×(key) since its own write);
+//     then it writes key again with Put(IfAbsent), follows rule 1, and
+//     keeps key if W↓(key) is still d. A failed condition withdraws its
+//     write and retries the command.
 //
 // Why a file F at key and a create D of a file under it cannot both keep
-// their names: per key, Put and Stat are linearizable, and a witness is
-// never deleted. If D's Stat of key came after F's last Put, it found F's
-// file (F keeps it) and D withdrew. So D's Stat of key came first, and D
-// wrote W(key) before it (rule 1), hence before F's last Stat of W(key).
-// On the fast path F found no W(key): contradiction. On the recheck, W(key)
-// was still F's own w, so D's write of W(key) came before w, and D's file
-// came before it: it existed when F listed key's directory. That listing
-// missed it only if an object at key or at an ancestor hid it; none existed
-// at F's Stats before and after the listing, so one was written and deleted
-// in between, by a create that withdrew (a create that kept a file over
-// D's would be an earlier pair that both kept, so take F and D as the
-// first). That create wrote W of its name in between (rule 2), and F's
-// Stats of the witnesses around the listing saw the change: contradiction.
-// A file at an ancestor of D's key is the same argument one level up.
+// their names: per key, Put and Stat are linearizable, every write of a key
+// gives it a version it never had, and a witness is never deleted. If D's
+// Stat of key came after F's last Put, it found F's file (F keeps it) and
+// D withdrew. So D's Stat of key came first, and D wrote W↓(key) before it
+// (rule 1), hence before F's last Stat of W↓(key). On the fast path F found
+// no W↓(key): contradiction. On the recheck, W↓(key) was still d, so D
+// wrote it before F read d, and D's file came before that: it existed when
+// F listed key's directory. That listing missed it only if an object at key
+// or at an ancestor hid it; none existed at F's Stats before and after the
+// listing, so one was written and deleted in between, by a create that
+// withdrew it (a create that kept a file over D's would be an earlier pair
+// that both kept, so take F and D as the first). That create wrote W× of
+// its name in between (rule 2), and F's Stats of the W× around the listing
+// saw the change: contradiction. A file at an ancestor of D's key is the
+// same argument one level up. Creates of siblings write W↓ of their parent,
+// never W×, so they do not disturb a recheck.
 //
 // A create that dies, or whose storage fails, between its Put and the end
 // of its look can leave both, as on every store; it never reports success.
 // MinIO ignores If-Match on DeleteObject, so the withdrawal's Delete is a
 // Stat and then a Delete: an edit of the new file that lands between the
-// two is deleted with it. Stale witnesses are harmless: a witness that
-// exists only sends creates of that name to the recheck. Other writers of
-// names (rename's destination) do not follow the rules, so a rename racing
-// a create is not covered.
+// two is deleted with it. Stale witnesses are harmless: a W↓ that exists
+// only sends creates of that name to the recheck. Other writers of names
+// (rename's destination) do not follow the rules, so a rename racing a
+// create is not covered.
 func (h *Handler) settleHidden(ctx context.Context, c *command, key, version string) (Result, bool) {
 	if res, retry, done := h.look(ctx, c, key, version); done {
 		return res, retry
 	}
-	w, err := h.witnessed(ctx, key)
+	d, err := h.witnessed(ctx, beneath, key)
 	switch {
 	case err != nil:
 		return h.retract(ctx, c, key, version, err)
-	case w == "":
+	case d == "":
 		return textResult(msgCreated(c.path)), false
 	}
-	// W(key) exists: a directory may have been made beneath key, which no
+	// W↓(key) exists: a file may have been made beneath key, which no
 	// listing shows while key exists. Withdraw, look with key absent, and
 	// write key again.
 	wctx := context.WithoutCancel(ctx)
-	mine, err := h.touch(wctx, key)
+	mine, err := h.touch(wctx, withdrawn, key)
 	if derr := h.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
 		!errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
 		err = errors.Join(err, fmt.Errorf("memory: withdrawing %q to look beneath it: %w", key, derr))
@@ -245,22 +257,21 @@ func (h *Handler) settleHidden(ctx context.Context, c *command, key, version str
 	if res, retry, done := h.look(ctx, c, key, put.Version); done {
 		return res, retry
 	}
-	switch w, err := h.witnessed(ctx, key); {
+	switch now, err := h.witnessed(ctx, beneath, key); {
 	case err != nil:
 		return h.retract(ctx, c, key, put.Version, err)
-	case w != mine:
+	case now != d:
 		return h.retract(ctx, c, key, put.Version, nil)
 	}
 	return textResult(msgCreated(c.path)), false
 }
 
-// look is rule 1 of settleHidden: it writes the witness of every ancestor
-// of key, then checks for a clash. done is false when there is none;
-// otherwise key (written with version) is withdrawn and res, retry are
-// settle's answer.
+// look is rule 1 of settleHidden: it writes W↓ of every ancestor of key,
+// then checks for a clash. done is false when there is none; otherwise key
+// (written with version) is withdrawn and res, retry are settle's answer.
 func (h *Handler) look(ctx context.Context, c *command, key, version string) (res Result, retry, done bool) {
 	for _, a := range ancestors(key) {
-		if _, err := h.touch(ctx, a); err != nil {
+		if _, err := h.touch(ctx, beneath, a); err != nil {
 			res, retry = h.retract(ctx, c, key, version, err)
 			return res, retry, true
 		}
@@ -273,15 +284,15 @@ func (h *Handler) look(ctx context.Context, c *command, key, version string) (re
 	return Result{}, false, false
 }
 
-// recheck is the look of settleHidden's rule 3, made while key is absent:
-// it reports whether key's directory holds no memory file, no object at
-// key or an ancestor could have hidden one from the listing, and W(key) is
-// still mine.
+// recheck is the look of settleHidden's rule 3, made while key is absent
+// and W×(key) is mine: it reports whether key's directory holds no memory
+// file and no object at key or an ancestor could have hidden one from the
+// listing.
 func (h *Handler) recheck(ctx context.Context, key, mine string) (bool, error) {
 	anc := ancestors(key)
 	before := make([]string, len(anc))
 	for i, a := range anc {
-		v, err := h.witnessed(ctx, a)
+		v, err := h.witnessed(ctx, withdrawn, a)
 		if err != nil {
 			return false, err
 		}
@@ -310,11 +321,11 @@ func (h *Handler) recheck(ctx context.Context, key, mine string) (bool, error) {
 		return false, err
 	}
 	for i, a := range names[:len(before)] {
-		v, err := h.witnessed(ctx, a)
+		v, err := h.witnessed(ctx, withdrawn, a)
 		if err != nil || v != before[i] {
 			return false, err
 		}
 	}
-	v, err := h.witnessed(ctx, key)
+	v, err := h.witnessed(ctx, withdrawn, key)
 	return err == nil && v == mine, err
 }

@@ -66,10 +66,10 @@
 //	create, overwriting a file       the checks (Stats, as above) + 1 Put(IfVersion)
 //	create, on a store whose List    as above, + 1 Put per ancestor (its
 //	hides keys under an object       witness) + 1 Stat (the key's witness);
-//	(blob.ListHider: MinIO)          when that witness exists (the name was a
-//	                                 directory, or a create of it withdrew),
-//	                                 for a key of d segments d+1 Put, 1 Delete,
-//	                                 5d-1 Stat and 2 List more (settleHidden)
+//	(blob.ListHider: MinIO)          when that witness exists (the name was
+//	                                 once a directory), for a key of d
+//	                                 segments d+1 Put, 1 Delete, 5d-1 Stat
+//	                                 and 2 List more (settleHidden)
 //	str_replace, insert              1 Get + 1 Put(IfVersion)
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
 //	delete of a file                 1 Get of the count + 1 Delete + 1 Put of

@@ -12,11 +12,12 @@ import (
 type Counts struct {
 	Get, Stat, Put, Delete, List int64
 	Rename, DeleteTree           int64 // capability calls served by the inner store
+	Copy, DeleteVersions         int64 // likewise (see Copier and VersionDeleter)
 }
 
 // Total is the number of storage calls, capability calls included.
 func (c Counts) Total() int64 {
-	return c.Get + c.Stat + c.Put + c.Delete + c.List + c.Rename + c.DeleteTree
+	return c.Get + c.Stat + c.Put + c.Delete + c.List + c.Rename + c.DeleteTree + c.Copy + c.DeleteVersions
 }
 
 // Counter is a Store that counts the calls made through it and forwards them
@@ -24,13 +25,15 @@ func (c Counts) Total() int64 {
 // Rename or DeleteTree the inner store refuses with errors.ErrUnsupported
 // (as the encrypting store does for Rename) is not counted: it reached no
 // storage.
-// When the inner store lacks Renamer or TreeDeleter, the package functions
-// Rename and DeleteTree fall back through the Counter, so the core calls
-// the fallback makes are counted too. Counter is safe for concurrent use when
+// When the inner store lacks Renamer, TreeDeleter, Copier or
+// VersionDeleter, the package functions Rename, DeleteTree, Copy and
+// DeleteVersions fall back through the Counter, so the core calls the
+// fallback makes are counted too. Counter is safe for concurrent use when
 // the inner store is.
 type Counter struct {
 	inner                                         Store
 	get, stat, put, del, list, rename, deleteTree atomic.Int64
+	copy, deleteVersions                          atomic.Int64
 }
 
 var (
@@ -48,12 +51,13 @@ func (c *Counter) Counts() Counts {
 	return Counts{
 		Get: c.get.Load(), Stat: c.stat.Load(), Put: c.put.Load(), Delete: c.del.Load(),
 		List: c.list.Load(), Rename: c.rename.Load(), DeleteTree: c.deleteTree.Load(),
+		Copy: c.copy.Load(), DeleteVersions: c.deleteVersions.Load(),
 	}
 }
 
 // Reset sets every count to zero.
 func (c *Counter) Reset() {
-	for _, n := range []*atomic.Int64{&c.get, &c.stat, &c.put, &c.del, &c.list, &c.rename, &c.deleteTree} {
+	for _, n := range []*atomic.Int64{&c.get, &c.stat, &c.put, &c.del, &c.list, &c.rename, &c.deleteTree, &c.copy, &c.deleteVersions} {
 		n.Store(0)
 	}
 }

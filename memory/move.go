@@ -211,6 +211,14 @@ func (h *Handler) absentTree(ctx context.Context, dst string) error {
 	return nil
 }
 
+// copied is one file of a move.
+type copied struct {
+	from blob.Info // the source as copied (its key and version)
+	to   string    // its new key; "" while not copied
+	ver  string    // the version at the new key
+	made bool      // this call wrote the copy
+}
+
 // copyAll copies every object of infos from under src to under dst, except
 // those whose copy is in copies already, then deletes the sources. data
 // holds contents already read, by source key; it is only read.
@@ -222,12 +230,6 @@ func (h *Handler) absentTree(ctx context.Context, dst string) error {
 // and the copies made are removed again.
 func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[string][]byte, copies map[string]blob.Info,
 	src, dst string) error {
-	type copied struct {
-		from blob.Info // the source as read
-		to   string    // its new key; "" while not copied
-		ver  string    // the version at the new key
-		made bool      // this call wrote the copy
-	}
 	jobs := make([]copied, len(infos)) // each goroutine writes only its own element
 	var todo []int                     // indexes of infos still to copy
 	for i, info := range infos {
@@ -240,14 +242,18 @@ func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[strin
 	err := parallel(ctx, len(todo), true, func(k int) error {
 		i := todo[k]
 		info := infos[i]
+		to := dst + info.Key[len(src):]
 		body, ok := data[info.Key]
 		if !ok {
-			var err error
-			if body, info, err = h.store.Get(ctx, info.Key, blob.MaxObjectBytes); err != nil {
+			// A copy on the server where the store can (blob.Copier),
+			// otherwise Get and Put(IfAbsent); from is the version copied.
+			from, put, err := blob.Copy(ctx, h.store, info.Key, to, info.Version)
+			if err != nil {
 				return err
 			}
+			jobs[i] = copied{from: from, to: to, ver: put.Version, made: true}
+			return nil
 		}
-		to := dst + info.Key[len(src):]
 		put, err := h.store.Put(ctx, to, body, blob.Cond{IfAbsent: true})
 		if err != nil {
 			return err
@@ -271,8 +277,36 @@ func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[strin
 		})
 		return errors.Join(err, undo)
 	}
+	return h.dropSources(ctx, jobs)
+}
+
+// dropSources deletes the moved sources, each only at the version that was
+// copied (blob.DeleteVersions: in few requests on a store that batches
+// them, otherwise up to blob.DeleteParallel Delete(IfVersion) calls at
+// once). A source rewritten since it was copied is refused there and goes
+// through dropSource, which carries the newer content over. Its errors
+// never wrap ErrPrecondition or ErrNotExist.
+func (h *Handler) dropSources(ctx context.Context, jobs []copied) error {
+	froms := make([]blob.Info, len(jobs))
+	for i, j := range jobs {
+		froms[i] = blob.Info{Key: j.from.Key, Version: j.from.Version}
+	}
+	errs, err := blob.DeleteVersions(ctx, h.store, froms)
+	if err != nil {
+		if errors.Is(err, blob.ErrPrecondition) || errors.Is(err, blob.ErrNotExist) {
+			err = errors.New(err.Error())
+		}
+		return fmt.Errorf("memory: rename: %d files were copied but their sources not removed: %w", len(jobs), err)
+	}
 	return parallel(ctx, len(jobs), false, func(i int) error {
-		return h.dropSource(ctx, jobs[i].from, jobs[i].to, jobs[i].ver)
+		switch e := errs[i]; {
+		case e == nil || errors.Is(e, blob.ErrNotExist):
+			return nil
+		case errors.Is(e, blob.ErrPrecondition):
+			return h.dropSource(ctx, jobs[i].from, jobs[i].to, jobs[i].ver)
+		default:
+			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", jobs[i].from.Key, jobs[i].to, e)
+		}
 	})
 }
 

@@ -68,6 +68,8 @@ type store struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+
+	copyMode copyProbe // whether rewrites honour their conditions (copy.go)
 }
 
 var _ io.Closer = (*store)(nil)

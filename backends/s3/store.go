@@ -87,6 +87,8 @@ type store struct {
 	client *awss3.Client
 	bucket string
 	dir    string // the key prefix with a trailing '/', or ""
+
+	copyMode copyProbe // whether CopyObject honours If-None-Match (copy.go)
 }
 
 var _ blob.TreeDeleter = (*store)(nil)

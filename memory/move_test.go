@@ -229,3 +229,68 @@ func TestRenameOntoDifferentDirectoryRefused(t *testing.T) {
 		})
 	}
 }
+
+// capable is a store without Renamer or TreeDeleter that copies on the
+// "server" (blob.Copier: the version checked, the destination created only
+// when absent) and deletes sources in one batch (blob.VersionDeleter), the
+// shape of S3 and GCS. Before the batch it runs edit, standing for another
+// writer between the copies and the deletes.
+type capable struct {
+	blob.Store
+	mu     sync.Mutex
+	copies int
+	edit   func()
+}
+
+func (c *capable) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Info, error) {
+	c.mu.Lock()
+	c.copies++
+	c.mu.Unlock()
+	data, info, err := c.Store.Get(ctx, src, blob.MaxObjectBytes)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	if info.Version != srcVersion {
+		return blob.Info{}, fmt.Errorf("%q: %w: changed", src, blob.ErrPrecondition)
+	}
+	return c.Store.Put(ctx, dst, data, blob.Cond{IfAbsent: true})
+}
+
+func (c *capable) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+	if c.edit != nil {
+		c.edit()
+		c.edit = nil
+	}
+	errs := make([]error, len(infos))
+	for i, info := range infos {
+		errs[i] = c.Store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version})
+	}
+	return errs, nil
+}
+
+// A directory rename on a store with server-side copies and batched
+// conditional deletes copies each file once on the server, and an edit
+// landing between the copies and the deletes is carried over to the new
+// path, not lost with the old one.
+func TestRenameServerCopyCarriesEditOver(t *testing.T) {
+	inner := mem.New(nil)
+	seed := map[string]string{"old/a.md": "a", "old/b.md": "b", "old/c/d.md": "d"}
+	seedStore(t, inner, seed)
+	s := &capable{Store: inner}
+	s.edit = func() {
+		if _, err := inner.Put(t.Context(), "old/b.md", []byte("b, edited mid-move"), blob.Cond{}); err != nil {
+			t.Error(err)
+		}
+	}
+	r := handler(t, s).Rename(t.Context(), "/memories/old", "/memories/new")
+	if want := "Successfully renamed /memories/old to /memories/new"; r.Text != want || r.IsError {
+		t.Fatalf("rename: %q, want %q", r.Text, want)
+	}
+	want := map[string]string{"new/a.md": "a", "new/b.md": "b, edited mid-move", "new/c/d.md": "d"}
+	if got := contents(t, inner); !maps.Equal(got, want) {
+		t.Errorf("store after the rename:\n got %v\nwant %v", got, want)
+	}
+	if s.copies != len(seed) {
+		t.Errorf("%d server-side copies, want %d", s.copies, len(seed))
+	}
+}

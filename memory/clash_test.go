@@ -13,6 +13,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/memory/memorytest"
+	"github.com/cloudmem/cloudmem/mount"
 )
 
 // hidingStore lists like MinIO: a key under a key that exists as an object
@@ -261,5 +262,37 @@ func TestCreateCallsOnHidingStore(t *testing.T) {
 		if got := calls(tt.hides, tt.prepare); got != tt.want {
 			t.Errorf("%s: calls %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// On a mount table the witnesses lie in the mount of the name, where the
+// mounted store keeps them under its own root, and the interleaving MinIO
+// loses is refused there too.
+func TestCreateFileOverHiddenDirectoryInMount(t *testing.T) {
+	s := newHidingStore(true)
+	table, err := mount.New([]mount.Mount{{Name: "me", Store: s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dir memory.Result
+	s.beforePut = map[string]func(){"t/a": func() {
+		dir = quietHandler(t, table).Create(t.Context(), "/memories/me/t/a/b", "b")
+	}}
+	file := quietHandler(t, table).Create(t.Context(), "/memories/me/t/a", "a")
+	if dir.Text != "File created successfully at: /memories/me/t/a/b" {
+		t.Errorf("create /memories/me/t/a/b: %+v", dir)
+	}
+	if want := "Error: File /memories/me/t/a already exists"; file.Text != want {
+		t.Errorf("create /memories/me/t/a: %q, want %q", file.Text, want)
+	}
+	if got, want := memoryKeys(t, s), []string{"t/a/b"}; !slices.Equal(got, want) {
+		t.Errorf("the mount holds %q, want %q", got, want)
+	}
+	witnesses, err := blob.ListAll(t.Context(), s.Store, memory.WitnessDir+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(witnesses) == 0 {
+		t.Error("the mounted store holds no witness")
 	}
 }

@@ -83,9 +83,12 @@
 //
 // A missing bucket is an error of its own for every call but Stat and
 // Delete, whose HEAD request gets a bare 404 and reports blob.ErrNotExist.
-// MinIO (a file-system-backed server) leaves a/b/c out of listings while an
-// object a/b exists; AWS lists both. The memory handler never creates such
-// pairs. Objects whose keys are not valid blob keys, such as the "dir/"
+// MinIO (a file-system-backed server) holds the objects a/b and a/b/c at
+// once (it refuses neither Put) but leaves a/b/c out of listings while a/b
+// exists, though HEAD and GET find it; AWS lists both. The store reports
+// blob.ListHider's true once an answer names MinIO in its Server header,
+// and the memory handler then runs the create protocol that needs no such
+// listing, so it never creates such pairs. Objects whose keys are not valid blob keys, such as the "dir/"
 // folder markers some consoles create, are invisible to List and
 // DeleteTree. DeleteTree reports every key S3 failed to delete.
 //

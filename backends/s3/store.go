@@ -79,7 +79,9 @@ func Open(ctx context.Context, bucket, prefix string, opts *Options) (blob.Store
 	} else if opts.Region != "" || opts.Endpoint != "" || opts.PathStyle {
 		return nil, errors.New("s3: Options.Client is set: leave Region, Endpoint and PathStyle empty and configure the client instead")
 	}
-	return blob.WithTimeout(&store{client: client, bucket: bucket, dir: dir}, opts.Timeout), nil
+	st := &store{bucket: bucket, dir: dir}
+	st.client = st.watch(client) // learns whether the server is MinIO (minio.go)
+	return blob.WithTimeout(st, opts.Timeout), nil
 }
 
 // store implements blob.Store and blob.TreeDeleter.
@@ -87,6 +89,8 @@ type store struct {
 	client *awss3.Client
 	bucket string
 	dir    string // the key prefix with a trailing '/', or ""
+
+	serverWatch // blob.ListHider: is the server MinIO? (minio.go)
 
 	copyMode copyProbe // whether CopyObject honours If-None-Match (copy.go)
 }

@@ -56,10 +56,10 @@ func TestQuick(t *testing.T) {
 | --- | --- | --- |
 | view file | Get 1 | Get 1 |
 | view dir (200 files) | Get 1 + List 1 | Get 1 + List 1 |
-| create | Stat 1 + List 2 + Put 1 | Stat 1 + List 2 + Put 1 |
+| create | Get 1 + Stat 3 + List 2 + Put 3 | Get 1 + Stat 3 + List 2 + Put 3 |
 | str_replace | Get 1 + Put 1 | Get 1 + Put 1 |
 | insert | Get 1 + Put 1 | Get 1 + Put 1 |
-| delete | Delete 1 | Delete 1 |
+| delete | Get 1 + Put 1 + Delete 1 | Get 1 + Put 1 + Delete 1 |
 | rename file | Rename 1 | Rename 1 |
 | rename dir (50 files) | Rename 1 | Rename 1 |
 `

@@ -155,7 +155,37 @@ func (b *cmdBench) fixture(ctx context.Context) error {
 			return fmt.Errorf("writing the SDK floor's object: %w", err)
 		}
 	}
+	// The handler's file count, made by one create (and its delete), so that
+	// no timed create counts the store; and the floor's own count object.
+	for _, in := range [][]byte{
+		input("command", "create", "path", "/memories/new/setup.md", "file_text", "x"),
+		input("command", "delete", "path", "/memories/new/setup.md"),
+	} {
+		if err := b.exec(ctx, in); err != nil {
+			return fmt.Errorf("making the file count: %w", err)
+		}
+	}
+	if _, err := b.t.store.Put(ctx, floorCount, []byte(`{"files":0}`), blob.Cond{}); err != nil {
+		return fmt.Errorf("writing the floor's count: %w", err)
+	}
 	return nil
+}
+
+// floorCount is the floor's stand-in for the handler's file count: a
+// reserved key, which no listing of the handler counts.
+const floorCount = "floor/" + memory.FileCountKey
+
+// floorCountWrite is the floor's conditional rewrite of its count object
+// (the handler's reservation or its confirmation): Get, then Put(IfVersion)
+// when info is the zero Info, else only the Put over info.
+func floorCountWrite(ctx context.Context, fs blob.Store, info blob.Info) (blob.Info, error) {
+	if info.Version == "" {
+		var err error
+		if _, info, err = fs.Get(ctx, floorCount, blob.MaxObjectBytes); err != nil {
+			return info, err
+		}
+	}
+	return fs.Put(ctx, floorCount, []byte(`{"files":0}`), blob.Cond{IfVersion: info.Version})
 }
 
 // table returns the calls the handler's call table (package memory's
@@ -172,8 +202,8 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 		c = blob.Counts{Get: 1, Stat: 3, List: 2, Put: 3}
 	case cmdStrReplace, cmdInsert:
 		c = blob.Counts{Get: 1, Put: 1}
-	case cmdDelete:
-		c = blob.Counts{Delete: 1}
+	case cmdDelete: // Get of the file count + Delete + Put of the count
+		c = blob.Counts{Get: 1, Delete: 1, Put: 1}
 	case cmdRenameFile, cmdRenameDir:
 		switch {
 		case b.atomic:
@@ -265,7 +295,18 @@ func (b *cmdBench) variants(cmd string) []*variant {
 		f = &variant{
 			prepare: func(_ context.Context, i int) error { key = fmt.Sprintf("new/f-%d.md", i); return nil },
 			run: func(ctx context.Context, _ int) error {
-				if err := drain(fs.List(ctx, "")); err != nil {
+				// Existence: no file, nothing beneath, no file at the ancestor.
+				if _, err := fs.Stat(ctx, key); !errors.Is(err, blob.ErrNotExist) {
+					return fmt.Errorf("Stat of the new file: %v", err)
+				}
+				if err := drain(fs.List(ctx, key+"/")); err != nil {
+					return err
+				}
+				if _, err := fs.Stat(ctx, "new"); !errors.Is(err, blob.ErrNotExist) {
+					return fmt.Errorf("Stat of the ancestor: %v", err)
+				}
+				count, err := floorCountWrite(ctx, fs, blob.Info{}) // the reservation
+				if err != nil {
 					return err
 				}
 				if _, err := fs.Put(ctx, key, text, blob.Cond{IfAbsent: true}); err != nil {
@@ -275,11 +316,11 @@ func (b *cmdBench) variants(cmd string) []*variant {
 				if err := drain(fs.List(ctx, key+"/")); err != nil {
 					return err
 				}
-				_, err := fs.Stat(ctx, "new")
-				if !errors.Is(err, blob.ErrNotExist) {
+				if _, err := fs.Stat(ctx, "new"); !errors.Is(err, blob.ErrNotExist) {
 					return fmt.Errorf("Stat of the ancestor: %v", err)
 				}
-				return nil
+				_, err = floorCountWrite(ctx, fs, count) // the confirmation
+				return err
 			},
 			cleanup: func(ctx context.Context, _ int) error { return s.Delete(ctx, key, blob.Cond{}) },
 		}
@@ -311,7 +352,15 @@ func (b *cmdBench) variants(cmd string) []*variant {
 		h = handler(fixed(input("command", "delete", "path", "/memories/del/h.md")))
 		h.prepare = restore("del/h.md")
 		f = &variant{prepare: restore("del/f.md"), run: func(ctx context.Context, _ int) error {
-			return fs.Delete(ctx, "del/f.md", blob.Cond{})
+			_, info, err := fs.Get(ctx, floorCount, blob.MaxObjectBytes)
+			if err != nil {
+				return err
+			}
+			if err := fs.Delete(ctx, "del/f.md", blob.Cond{}); err != nil {
+				return err
+			}
+			_, err = floorCountWrite(ctx, fs, info)
+			return err
 		}}
 	case cmdRenameFile, cmdRenameDir:
 		from, to := "ren/h-0.md", "ren/h-1.md"

@@ -62,8 +62,8 @@
 // Put(IfAbsent) sends If-None-Match: * and Put(IfVersion) If-Match: "ETAG", so
 // the service enforces both: of racing conditional writers exactly one
 // wins. Delete(IfVersion) sends If-Match, which Azure and Azurite enforce
-// too. Delete(IfAbsent) deletes nothing: it reports blob.ErrPrecondition
-// when the blob exists and blob.ErrNotExist when it does not.
+// too. Delete(IfAbsent) deletes nothing and sends no request: it reports
+// blob.ErrPrecondition (blob.CheckDelete).
 //
 // The SDK retries a request that failed with a network error or a 5xx
 // answer. When a conditional Put's retry fails its condition (409

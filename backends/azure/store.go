@@ -214,22 +214,17 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	return blob.Info{}, preconditionErr(key, err)
 }
 
-// Delete sends one conditional Delete Blob, except for IfAbsent, which can
-// only fail and is answered from the blob's properties.
+// Delete sends one conditional Delete Blob (IfAbsent, which can only fail,
+// is refused by blob.CheckDelete before any request).
 func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
+	if err := blob.CheckDelete(ctx, key, c); err != nil {
+		return err
+	}
 	name, err := s.blobName(ctx, key)
 	if err != nil {
 		return err
 	}
-	if err := c.Validate(); err != nil {
-		return err
-	}
 	switch {
-	case c.IfAbsent:
-		if _, _, err := s.properties(ctx, key, name); err != nil {
-			return err
-		}
-		return fmt.Errorf("azure: %q: %w: the key exists", key, blob.ErrPrecondition)
 	case c.IfVersion != "" && !validVersion(c.IfVersion):
 		return fmt.Errorf("azure: %q: %w: %q is not a version of this store", key, blob.ErrPrecondition, c.IfVersion)
 	}

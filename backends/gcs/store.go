@@ -243,19 +243,14 @@ func write(ctx context.Context, obj *storage.ObjectHandle, data []byte, id strin
 
 // Delete deletes the pinned generation for IfVersion (see Guarantees).
 func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
+	if err := blob.CheckDelete(ctx, key, c); err != nil {
+		return err
+	}
 	obj, err := s.object(ctx, key)
 	if err != nil {
 		return err
 	}
-	if err := c.Validate(); err != nil {
-		return err
-	}
 	switch {
-	case c.IfAbsent:
-		if _, err := obj.Attrs(ctx); err != nil {
-			return mapErr(key, err)
-		}
-		return fmt.Errorf("gcs: %q: %w: the key exists", key, blob.ErrPrecondition)
 	case c.IfVersion != "":
 		gen, ok := parseVersion(c.IfVersion)
 		if !ok {

@@ -150,10 +150,12 @@ const (
 	opRename
 	opDeleteTree
 	opDeleteKeys
+	opCopy
+	opDeleteVersions
 	numOps
 )
 
-var opNames = [numOps]string{"get", "stat", "put", "delete", "list", "rename", "delete_tree", "delete_keys"}
+var opNames = [numOps]string{"get", "stat", "put", "delete", "list", "rename", "delete_tree", "delete_keys", "copy", "delete_versions"}
 
 // Conditions (cloudmem.storage.condition), by index; condAbsent means the
 // call takes none, and the attribute is left out.

@@ -16,6 +16,7 @@ import (
 // Store returns a blob.Store that forwards every call to s and records a
 // span (a child of the span in the call's context) and metrics for each.
 // It forwards blob.Renamer, blob.TreeDeleter, blob.BatchDeleter,
+// blob.Copier, blob.VersionDeleter,
 // blob.ReadOnlyReporter, blob.Mounter, blob.KeyBudgeter, blob.ListHider, blob.Locker (a
 // lock is no storage call: it gets no span) and io.Closer to s. A Rename,
 // DeleteTree or DeleteKeys that s lacks returns errors.ErrUnsupported
@@ -43,6 +44,8 @@ var (
 	_ blob.KeyBudgeter      = (*store)(nil)
 	_ blob.Locker           = (*store)(nil)
 	_ blob.BatchDeleter     = (*store)(nil)
+	_ blob.Copier           = (*store)(nil)
+	_ blob.VersionDeleter   = (*store)(nil)
 	_ blob.ListHider        = (*store)(nil)
 	_ io.Closer             = (*store)(nil)
 )
@@ -227,6 +230,44 @@ func (s *store) DeleteKeys(ctx context.Context, keys []string) error {
 	}
 	c.end(ctx, err, false, false, 0)
 	return err
+}
+
+// Copy records one span for a copy on the server.
+func (s *store) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Info, error) {
+	cp, ok := s.inner.(blob.Copier)
+	if !ok {
+		return blob.Info{}, errors.ErrUnsupported
+	}
+	ctx, c := s.in.begin(ctx, opCopy, condIfVersion)
+	info, err := cp.Copy(ctx, src, dst, srcVersion)
+	if errors.Is(err, errors.ErrUnsupported) {
+		c.span.SetAttributes(keyStorageRes.String("unsupported"))
+		c.span.End()
+		return info, err
+	}
+	c.end(ctx, err, false, false, 0)
+	return info, err
+}
+
+// DeleteVersions records one span for the batch, with the number of keys;
+// its result is that of the call as a whole.
+func (s *store) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+	d, ok := s.inner.(blob.VersionDeleter)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	ctx, c := s.in.begin(ctx, opDeleteVersions, condIfVersion)
+	if c.span.IsRecording() {
+		c.span.SetAttributes(keyObjects.Int(len(infos)))
+	}
+	errs, err := d.DeleteVersions(ctx, infos)
+	if errors.Is(err, errors.ErrUnsupported) {
+		c.span.SetAttributes(keyStorageRes.String("unsupported"))
+		c.span.End()
+		return errs, err
+	}
+	c.end(ctx, err, false, false, 0)
+	return errs, err
 }
 
 func (s *store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }

@@ -58,7 +58,11 @@
 // the key exists with another generation and blob.ErrNotExist when it is
 // gone. The bucket must not have Object Versioning enabled: there a
 // delete pinned to an overwritten generation might remove that archived
-// generation, not fail. Renames are not atomic: blob.Rename copies and
+// generation, not fail. Copy (blob.Copier) is one rewrite request with
+// ifGenerationMatch=0 and ifSourceGenerationMatch, where the server
+// enforces both (real GCS; the store probes once, four requests under
+// .cloudmem); fake-gcs-server ignores them, so there blob.Copy reads and
+// writes. Renames are not atomic: blob.Rename copies and
 // deletes. There is no DeleteTree capability: blob.DeleteTree deletes one
 // object at a time.
 //

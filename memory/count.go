@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -119,11 +118,13 @@ type fileCount struct {
 	Pending []pending `json:"pending,omitempty"`
 }
 
-// pending is one reservation on the pending list.
+// pending is one reservation on the pending list. Its fields have fixed
+// sizes (an id of 16 hex digits, the time in Unix nanoseconds), so that the
+// count object's size depends only on the keys pending.
 type pending struct {
-	Key  string    `json:"key"`
-	ID   string    `json:"id"`
-	Time time.Time `json:"time"`
+	Key string `json:"key"`
+	ID  string `json:"id"`
+	At  int64  `json:"at"` // when it was made, in Unix nanoseconds
 }
 
 // countRef is the count object as read or written: its state and version.
@@ -143,7 +144,8 @@ type reservation struct {
 	ref countRef // the count as the reservation left it
 }
 
-func newID() string { return strconv.FormatUint(rand.Uint64(), 36) }
+// newID returns a random id of 16 hex digits.
+func newID() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 
 // countKey is the key of the count object of key's scope.
 func (h *Handler) countKey(key string) string { return h.countPrefix(key) + FileCountKey }
@@ -196,7 +198,7 @@ func (h *Handler) writeCount(ctx context.Context, ref countRef, next fileCount) 
 // fresh returns p without the entries older than pendingTTL, and whether
 // it dropped any.
 func fresh(p []pending, now time.Time) ([]pending, bool) {
-	kept := slices.DeleteFunc(slices.Clone(p), func(e pending) bool { return now.Sub(e.Time) > pendingTTL })
+	kept := slices.DeleteFunc(slices.Clone(p), func(e pending) bool { return now.Sub(time.Unix(0, e.At)) > pendingTTL })
 	return kept, len(kept) < len(p)
 }
 
@@ -217,7 +219,7 @@ func (h *Handler) reserve(ctx context.Context, key string) (r reservation, full 
 			return r, -1, err
 		}
 		now := time.Now()
-		entry := pending{Key: key, ID: newID(), Time: now.UTC()}
+		entry := pending{Key: key, ID: newID(), At: now.UnixNano()}
 		st := ref.state
 		kept, expired := fresh(st.Pending, now)
 		if !ref.exists || st.Files < 0 || st.Files >= h.maxFiles && (!st.Counted || expired) {

@@ -379,7 +379,7 @@ func TestCountRepair(t *testing.T) {
 		{"missing", "", "File created successfully at: /memories/new.md", 5},
 		{"unreadable", `not json`, "File created successfully at: /memories/new.md", 5},
 		{"negative", `{"files":-7}`, "File created successfully at: /memories/new.md", 5},
-		{"a stale reservation", `{"files":5,"token":"t0","counted":true,"pending":[{"key":"gone.md","id":"x","time":"2000-01-01T00:00:00Z"}]}`,
+		{"a stale reservation", `{"files":5,"token":"t0","counted":true,"pending":[{"key":"gone.md","id":"0000000000000001","at":946684800000000000}]}`,
 			"File created successfully at: /memories/new.md", 5},
 	} {
 		t.Run(c.name, func(t *testing.T) {

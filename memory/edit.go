@@ -17,8 +17,9 @@ import (
 // probe (exists, ancestor is a file), the size, then, with the file limit
 // on, a reservation in the scope's file count (count.go), which answers
 // "full" without listing the store. Then one conditional Put; a new file
-// then costs the checks of settle, which keep a name from ending up both a
-// file and a directory, and a second look at the count (confirm).
+// then takes its reservation off the count's pending list (confirm) and
+// costs the checks of settle, which keep a name from ending up both a file
+// and a directory.
 func (h *Handler) create(ctx context.Context, c *command) Result {
 	key, res, ok := h.resolve(ctx, c, c.path)
 	if !ok {

@@ -74,14 +74,13 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 			return res
 		}
 	}
-	// A move across two counted scopes (two mounts) adds files to the
-	// new one's count: it is forgotten before and after (count.go).
-	across := h.maxFiles >= 0 && h.countPrefix(oldKey) != h.countPrefix(newKey)
-	if across {
-		h.forget(ctx, h.countKey(newKey))
-	}
 	err := h.move(ctx, oldKey, newKey)
-	if across {
+	// A move across two counted scopes (two mounts) that may have copied
+	// files adds them to the new scope behind its count, which is
+	// forgotten so that its next create recounts (count.go); the old
+	// scope's count is left too high, and marked changed.
+	if h.maxFiles >= 0 && h.countPrefix(oldKey) != h.countPrefix(newKey) &&
+		!errors.Is(err, blob.ErrNotExist) && !errors.Is(err, blob.ErrPrecondition) {
 		h.forget(ctx, h.countKey(newKey))
 		if from, err := h.readCount(ctx, h.countKey(oldKey)); err == nil {
 			_ = h.markChanged(ctx, from)

@@ -198,14 +198,19 @@ func TestMountRules(t *testing.T) {
 			after := c.after
 			if after == nil {
 				after = seed
+				// A create refused as full may write the handler's file
+				// count, and nothing else.
+				full := strings.HasPrefix(c.want, "Error: The memory directory is full:")
 				for name, n := range counters {
-					if k := n.Counts(); k.Put+k.Delete+k.Rename+k.DeleteTree != 0 {
+					if k := n.Counts(); k.Put+k.Delete+k.Rename+k.DeleteTree != 0 && !(full && k.Put == 1 && k.Delete+k.Rename+k.DeleteTree == 0) {
 						t.Errorf("mount %s saw writes: %+v", name, k)
 					}
 				}
 			}
-			if got := contents(t, tab); !maps.Equal(got, after) {
-				t.Errorf("the table holds %q\nwant %q", got, after)
+			held := contents(t, tab)
+			maps.DeleteFunc(held, func(k, _ string) bool { return strings.HasSuffix(k, "/"+memory.FileCountKey) })
+			if !maps.Equal(held, after) {
+				t.Errorf("the table holds %q\nwant %q", held, after)
 			}
 		})
 	}

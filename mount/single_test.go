@@ -78,7 +78,12 @@ func TestSingleMountIsTheStoreAlone(t *testing.T) {
 			if diff := compareResults(got, want); diff != "" {
 				t.Fatalf("input %s\n%s", input, diff)
 			}
-			if gotFiles, wantFiles := contents(t, raw), contents(t, alone); !maps.Equal(gotFiles, wantFiles) {
+			// The handler's file count lies at each one's root (and its
+			// token is random): the memory files must match.
+			gotFiles, wantFiles := contents(t, raw), contents(t, alone)
+			delete(gotFiles, "m/"+memory.FileCountKey)
+			delete(wantFiles, memory.FileCountKey)
+			if !maps.Equal(gotFiles, wantFiles) {
 				t.Fatalf("input %s\nthe table's mount holds %q\nthe store alone holds %q", input, gotFiles, wantFiles)
 			}
 		})

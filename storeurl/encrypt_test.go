@@ -65,8 +65,9 @@ func TestEncryptAge(t *testing.T) {
 
 	_, inner := captured.last()
 	stored := storeContents(t, inner)
-	if len(stored) != 2 || stored["agent-7/.cloudmem/crypt-key"] == "" {
-		t.Errorf("the backend holds %d objects, want agent-7/notes/plan.md and agent-7/.cloudmem/crypt-key: %q", len(stored), keysOf(stored))
+	if len(stored) != 3 || stored["agent-7/.cloudmem/crypt-key"] == "" || !strings.HasPrefix(stored["agent-7/"+memory.FileCountKey], "cloudmem-age/v1") {
+		t.Errorf("the backend holds %d objects, want agent-7/notes/plan.md, agent-7/.cloudmem/crypt-key and the handler's file count, encrypted: %q",
+			len(stored), keysOf(stored))
 	}
 	raw := stored["agent-7/notes/plan.md"]
 	if strings.Contains(raw, secret) || !strings.HasPrefix(raw, "cloudmem-age/v1") {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/memory"
 )
 
@@ -12,25 +14,13 @@ func init() { register(newRedactCmd) }
 
 // newRedactCmd is "cloudmem redact PATH@VERSION".
 func newRedactCmd(a *app) *cobra.Command {
-	var actor string
-	cmd := &cobra.Command{
-		Use:   "redact PATH@VERSION",
-		Short: "Erase the content of an old version of a memory file, keeping its record",
-		Long: "Erases the content of version VERSION of the memory file PATH, and of every other version\n" +
-			"of the file with the same content, from the store; the records stay, marked redacted with\n" +
+	return newRefCmd(a, "redact",
+		"Erase the content of an old version of a memory file, keeping its record",
+		"Erases the content of version VERSION of the memory file PATH, and of every other version\n"+
+			"of the file with the same content, from the store; the records stay, marked redacted with\n"+
 			"who and when. The file's current content cannot be redacted: change or delete it first.",
-		Args: positional("PATH@VERSION"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			key, id, err := resolveRef(args[0])
-			if err != nil {
-				return err
-			}
-			hs, done, err := a.openHistory(cmd.Context(), readWrite)
-			if err != nil {
-				return err
-			}
-			defer done()
-			vs, err := hs.Redact(a.withActor(cmd.Context(), actor), key, id)
+		func(ctx context.Context, hs *history.Store, key, id string) error {
+			vs, err := hs.Redact(ctx, key, id)
 			if err != nil {
 				return err
 			}
@@ -38,8 +28,5 @@ func newRedactCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "Redacted version %s of %s.\n", v.ID, memory.PathOf(v.Path))
 			}
 			return nil
-		},
-	}
-	addActorFlag(cmd, &actor)
-	return cmd
+		})
 }

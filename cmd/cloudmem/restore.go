@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/memory"
 )
 
@@ -12,14 +14,33 @@ func init() { register(newRestoreCmd) }
 
 // newRestoreCmd is "cloudmem restore PATH@VERSION".
 func newRestoreCmd(a *app) *cobra.Command {
+	return newRefCmd(a, "restore",
+		"Write an old version of a memory file back, as a new version",
+		"Writes the content of version VERSION of the memory file PATH back to PATH, as a new\n"+
+			"version of its own. The write is conditional: if the file changes meanwhile, nothing is\n"+
+			"restored. A deleted file is created again.",
+		func(ctx context.Context, hs *history.Store, key, id string) error {
+			v, err := hs.Restore(ctx, key, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Restored %s to version %s: new version %s.\n", memory.PathOf(key), id, v.ID)
+			return nil
+		})
+}
+
+// newRefCmd is a history command that changes one version, "cloudmem NAME
+// PATH@VERSION [--actor NAME]" (restore, redact): it resolves the
+// reference, opens the store's history for writing, and calls run with the
+// file's key and the version's id, under a context that carries the actor;
+// run prints what was done.
+func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, hs *history.Store, key, id string) error) *cobra.Command {
 	var actor string
 	cmd := &cobra.Command{
-		Use:   "restore PATH@VERSION",
-		Short: "Write an old version of a memory file back, as a new version",
-		Long: "Writes the content of version VERSION of the memory file PATH back to PATH, as a new\n" +
-			"version of its own. The write is conditional: if the file changes meanwhile, nothing is\n" +
-			"restored. A deleted file is created again.",
-		Args: positional("PATH@VERSION"),
+		Use:   name + " PATH@VERSION",
+		Short: short,
+		Long:  long,
+		Args:  positional("PATH@VERSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, id, err := resolveRef(args[0])
 			if err != nil {
@@ -30,17 +51,7 @@ func newRestoreCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer done()
-			v, err := hs.Restore(a.withActor(cmd.Context(), actor), key, id)
-			if err != nil {
-				return err
-			}
-			// A deleted file created again is written past the memory
-			// handler: its next create counts the store again.
-			if err := memory.ForgetFileCount(cmd.Context(), hs); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "Restored %s to version %s: new version %s.\n", memory.PathOf(key), id, v.ID)
-			return nil
+			return run(a.withActor(cmd.Context(), actor), hs, key, id)
 		},
 	}
 	addActorFlag(cmd, &actor)

@@ -209,11 +209,11 @@ func (s *store) put(ctx context.Context, in *awss3.PutObjectInput, data []byte) 
 // Delete reads the object's version first: S3 deletes a missing key without
 // complaint, and MinIO ignores If-Match on DeleteObject (see Guarantees).
 func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
-	k, err := s.objectKey(ctx, key)
-	if err != nil {
+	if err := blob.CheckDelete(ctx, key, c); err != nil {
 		return err
 	}
-	if err := c.Validate(); err != nil {
+	k, err := s.objectKey(ctx, key)
+	if err != nil {
 		return err
 	}
 	cur, err := s.head(ctx, key, k)
@@ -221,10 +221,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 		return err
 	}
 	in := &awss3.DeleteObjectInput{Bucket: &s.bucket, Key: &k}
-	switch {
-	case c.IfAbsent:
-		return fmt.Errorf("s3: %q: %w: the key exists", key, blob.ErrPrecondition)
-	case c.IfVersion != "":
+	if c.IfVersion != "" {
 		if !versionMatches(c.IfVersion, cur.Version) {
 			return fmt.Errorf("s3: %q: %w: version %q is not the current one", key, blob.ErrPrecondition, c.IfVersion)
 		}

@@ -36,7 +36,12 @@ func Example() {
 		fmt.Println(s.Name())
 	}
 	// Output:
+	// storage stat
 	// storage list
+	// storage get
+	// storage list
+	// storage put
+	// storage put
 	// storage put
 	// storage list
 	// create_memory

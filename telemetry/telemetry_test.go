@@ -114,8 +114,17 @@ func TestCommandSpans(t *testing.T) {
 		input:   `{"command":"create","path":"/memories/notes.md","file_text":"hello\nworld\n"}`,
 		command: "create_memory [internal] cloudmem.memory.command=create cloudmem.memory.result=ok cloudmem.memory.retries=0 cloudmem.storage.backend=mem gen_ai.operation.name=create_memory",
 		storage: []string{
+			// Is it a file, a directory?
+			"storage stat [client] cloudmem.storage.backend=mem cloudmem.storage.operation=stat cloudmem.storage.result=not_found",
 			"storage list [client] cloudmem.storage.backend=mem cloudmem.storage.objects=0 cloudmem.storage.operation=list cloudmem.storage.result=ok",
+			// The file count: none yet, so the store is counted and the
+			// count written with this create's reservation.
+			"storage get [client] cloudmem.storage.backend=mem cloudmem.storage.bytes=0 cloudmem.storage.operation=get cloudmem.storage.result=not_found",
+			"storage list [client] cloudmem.storage.backend=mem cloudmem.storage.objects=0 cloudmem.storage.operation=list cloudmem.storage.result=ok",
+			"storage put [client] cloudmem.storage.backend=mem cloudmem.storage.bytes=134 cloudmem.storage.condition=if_absent cloudmem.storage.operation=put cloudmem.storage.result=ok",
 			"storage put [client] cloudmem.storage.backend=mem cloudmem.storage.bytes=12 cloudmem.storage.condition=if_absent cloudmem.storage.operation=put cloudmem.storage.result=ok",
+			// The reservation confirmed.
+			"storage put [client] cloudmem.storage.backend=mem cloudmem.storage.bytes=54 cloudmem.storage.condition=if_version cloudmem.storage.operation=put cloudmem.storage.result=ok",
 			// The check that no file lies beneath the new one.
 			"storage list [client] cloudmem.storage.backend=mem cloudmem.storage.objects=0 cloudmem.storage.operation=list cloudmem.storage.result=ok",
 		},
@@ -149,13 +158,15 @@ func TestCommandSpans(t *testing.T) {
 		input:   `{"command":"view","path":"/memories"}`,
 		command: "search_memory [internal] cloudmem.memory.command=view cloudmem.memory.result=ok cloudmem.memory.retries=0 cloudmem.storage.backend=mem gen_ai.operation.name=search_memory",
 		storage: []string{
-			"storage list [client] cloudmem.storage.backend=mem cloudmem.storage.objects=1 cloudmem.storage.operation=list cloudmem.storage.result=ok",
+			"storage list [client] cloudmem.storage.backend=mem cloudmem.storage.objects=2 cloudmem.storage.operation=list cloudmem.storage.result=ok", // the file and the file count
 		},
 	}, {
 		input:   `{"command":"delete","path":"/memories/old.md"}`,
 		command: "delete_memory [internal] cloudmem.memory.command=delete cloudmem.memory.result=ok cloudmem.memory.retries=0 cloudmem.storage.backend=mem gen_ai.operation.name=delete_memory",
 		storage: []string{
+			"storage get [client] cloudmem.storage.backend=mem cloudmem.storage.bytes=54 cloudmem.storage.operation=get cloudmem.storage.result=ok", // the file count
 			"storage delete [client] cloudmem.storage.backend=mem cloudmem.storage.condition=none cloudmem.storage.operation=delete cloudmem.storage.result=ok",
+			"storage put [client] cloudmem.storage.backend=mem cloudmem.storage.bytes=54 cloudmem.storage.condition=if_version cloudmem.storage.operation=put cloudmem.storage.result=ok", // less one
 		},
 	}, {
 		input:   `{"command":"view","path":"/memories/old.md"}`,
@@ -253,15 +264,18 @@ func TestMetrics(t *testing.T) {
 		},
 		telemetry.MetricStorageDuration: {
 			"cloudmem.storage.backend=mem cloudmem.storage.operation=delete cloudmem.storage.result=ok: 1",
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=get cloudmem.storage.result=ok: 2",
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=list cloudmem.storage.result=ok: 3", // create lists before and after its put
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=put cloudmem.storage.result=ok: 2",
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=get cloudmem.storage.result=not_found: 1", // no file count yet
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=get cloudmem.storage.result=ok: 3",        // view, str_replace, delete's file count
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=list cloudmem.storage.result=ok: 3",       // create: beneath, the count, beneath
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=put cloudmem.storage.result=ok: 5",        // create 3, str_replace, delete's count
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=stat cloudmem.storage.result=not_found: 1",
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=stat cloudmem.storage.result=ok: 1", // the second create finds the file
 		},
 		telemetry.MetricBytesRead: {
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=get: 10",
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=get: 64",
 		},
 		telemetry.MetricBytesWritten: {
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=put: 12",
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=put: 250", // 12 of files, the rest the file count
 		},
 	}
 	for name, w := range want {
@@ -643,7 +657,7 @@ func TestMetricsWithoutSpans(t *testing.T) {
 	m := r.metrics(t)
 	for name, w := range map[string][]string{
 		telemetry.MetricCommandDuration: {"cloudmem.memory.command=create cloudmem.memory.result=ok cloudmem.storage.backend=mem gen_ai.operation.name=create_memory: 1"},
-		telemetry.MetricBytesWritten:    {"cloudmem.storage.backend=mem cloudmem.storage.operation=put: 3"},
+		telemetry.MetricBytesWritten:    {"cloudmem.storage.backend=mem cloudmem.storage.operation=put: 187"}, // 3 of the file, 184 of the file count
 	} {
 		if got := points(m[name]); !slices.Equal(got, w) {
 			t.Errorf("%s: %q, want %q", name, got, w)

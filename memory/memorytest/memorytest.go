@@ -117,24 +117,10 @@ func Cases() []Case {
 
 // Run runs every golden case as its own subtest (grouped by command), each
 // on a fresh store from newStore. newStore must return an empty store and
-// arrange its cleanup with t.Cleanup.
+// arrange its cleanup with t.Cleanup. RunWith can leave cases out.
 func Run(t *testing.T, newStore func(t *testing.T) blob.Store) {
 	t.Helper()
-	for _, g := range groups {
-		cases := g.sectioned()
-		seen := map[string]bool{}
-		for _, c := range cases {
-			if seen[c.Name] {
-				t.Fatalf("memorytest: duplicate case name %s/%s", g.name, c.Name)
-			}
-			seen[c.Name] = true
-		}
-		t.Run(g.name, func(t *testing.T) {
-			for _, c := range cases {
-				t.Run(c.Name, func(t *testing.T) { runCase(t, newStore, c, nil) })
-			}
-		})
-	}
+	RunWith(t, newStore, Options{})
 }
 
 // runCase runs c on a fresh store from newStore, sending its input through

@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -61,5 +62,18 @@ func YieldSorted(ctx context.Context, infos []Info, yield func(Info, error) bool
 		if !yield(info, nil) {
 			return
 		}
+	}
+}
+
+// CheckedList is the one preamble of every backend's List: it returns a
+// listing that yields CheckList's error alone when there is one, and
+// otherwise what list yields.
+func CheckedList(ctx context.Context, prefix string, list iter.Seq2[Info, error]) iter.Seq2[Info, error] {
+	return func(yield func(Info, error) bool) {
+		if err := CheckList(ctx, prefix); err != nil {
+			yield(Info{}, err)
+			return
+		}
+		list(yield)
 	}
 }

@@ -239,11 +239,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 }
 
 func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
-	return func(yield func(blob.Info, error) bool) {
-		if err := blob.CheckList(ctx, prefix); err != nil {
-			yield(blob.Info{}, err)
-			return
-		}
+	return blob.CheckedList(ctx, prefix, func(yield func(blob.Info, error) bool) {
 		var order byteOrder
 		for info, err := range s.serverOrder(ctx, prefix) {
 			if err != nil {
@@ -261,7 +257,7 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 				return
 			}
 		}
-	}
+	})
 }
 
 // serverOrder yields the Info of every valid key under prefix, in the

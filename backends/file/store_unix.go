@@ -313,11 +313,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 }
 
 func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
-	return func(yield func(blob.Info, error) bool) {
-		if err := blob.CheckList(ctx, prefix); err != nil {
-			yield(blob.Info{}, err)
-			return
-		}
+	return blob.CheckedList(ctx, prefix, func(yield func(blob.Info, error) bool) {
 		infos, err := s.collect(ctx, prefix)
 		if err != nil {
 			yield(blob.Info{}, err)
@@ -325,5 +321,5 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 		}
 		// A directory walk yields "a/b" before "a-c"; keys sort by bytes.
 		blob.YieldSorted(ctx, infos, yield)
-	}
+	})
 }

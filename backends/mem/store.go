@@ -130,11 +130,7 @@ func (s *store) newInfo(key string, size int64) blob.Info {
 }
 
 func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
-	return func(yield func(blob.Info, error) bool) {
-		if err := blob.CheckList(ctx, prefix); err != nil {
-			yield(blob.Info{}, err)
-			return
-		}
+	return blob.CheckedList(ctx, prefix, func(yield func(blob.Info, error) bool) {
 		// Snapshot under the lock, yield without it, so that the consumer
 		// may call back into the store.
 		s.mu.RLock()
@@ -146,7 +142,7 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 		}
 		s.mu.RUnlock()
 		blob.YieldSorted(ctx, infos, yield)
-	}
+	})
 }
 
 // Rename implements blob.Renamer atomically.

@@ -239,11 +239,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 // is read by one script, together with the metadata of its objects, so a
 // page is a consistent snapshot; a listing of more than one page is not.
 func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
-	return func(yield func(blob.Info, error) bool) {
-		if err := blob.CheckList(ctx, prefix); err != nil {
-			yield(blob.Info{}, err)
-			return
-		}
+	return blob.CheckedList(ctx, prefix, func(yield func(blob.Info, error) bool) {
 		lo, hi := lexRange(prefix)
 		for {
 			infos, last, more, err := s.listPage(ctx, prefix, lo, hi)
@@ -265,7 +261,7 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 			}
 			lo = "(" + last
 		}
-	}
+	})
 }
 
 // listPage reads one page of the index from lo to hi. more reports whether

@@ -242,11 +242,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 }
 
 func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
-	return func(yield func(blob.Info, error) bool) {
-		if err := blob.CheckList(ctx, prefix); err != nil {
-			yield(blob.Info{}, err)
-			return
-		}
+	return blob.CheckedList(ctx, prefix, func(yield func(blob.Info, error) bool) {
 		for obj, err := range s.objects(ctx, prefix) {
 			if err != nil {
 				yield(blob.Info{}, err)
@@ -257,7 +253,7 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 				return
 			}
 		}
-	}
+	})
 }
 
 // objects yields the objects whose store keys start with prefix and are

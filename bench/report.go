@@ -236,6 +236,8 @@ func fmtCounts(c blob.Counts) string {
 	add("Delete", c.Delete)
 	add("Rename", c.Rename)
 	add("DeleteTree", c.DeleteTree)
+	add("Copy", c.Copy)
+	add("DeleteVersions", c.DeleteVersions)
 	if len(parts) == 0 {
 		return "none"
 	}

@@ -460,8 +460,12 @@ func countWait(ctx context.Context, n int) error {
 // writes, and should call it before them too: otherwise the handlers'
 // count misses the files it wrote, and the store may grow past
 // Options.MaxFiles by as many (or, for deletes, a full store may stay
-// refused). A count that is missing already is no error.
+// refused). A count that is missing already is no error, and a read-only
+// store (blob.IsReadOnly), which no write reaches, has none to forget.
 func ForgetFileCount(ctx context.Context, s blob.Store) error {
+	if blob.IsReadOnly(s) {
+		return nil
+	}
 	keys := []string{FileCountKey}
 	if mounts := blob.Mounts(s); mounts != nil {
 		keys = keys[:0]

@@ -92,7 +92,7 @@
 //	                                 (+ List when no file) of the old path, Stat +
 //	                                 List of the new one, Stat of each ancestor of
 //	                                 the new path that is not one of the old's
-//	rename across two mounts         as above + 2 Deletes of the new mount's
+//	rename across two mounts         as above + 1 Delete of the new mount's
 //	                                 count + 1 Get (+ 1 Put) of the old one's
 //
 // A directory view is one List however many files the directory holds. A

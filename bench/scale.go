@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
@@ -17,6 +18,7 @@ var (
 	scaleOnly     = flag.Bool("scale-only", false, "run only the scale test")
 	scaleOpsFlag  = flag.String("scale-ops", "", "the scale test's operations, comma-separated (default all: "+strings.Join(scaleOps, ", ")+")")
 	scaleSizeFlag = flag.String("scale-sizes", "", "the scale test's store sizes, comma-separated (default 100,1000,10000)")
+	scalePairs    = flag.Int("scale-create-pairs", 0, "with -scale-only: instead, time this many creates on the smallest and the largest of -scale-sizes, alternating between two stores of those sizes")
 )
 
 // scaleAlone runs only the scale test on t, with the sizes and operations
@@ -41,6 +43,9 @@ func scaleAlone(ctx context.Context, t *target, p plan, rep *report, logf func(s
 				return fmt.Errorf("-scale-ops: unknown operation %q (known: %s)", op, strings.Join(scaleOps, ", "))
 			}
 		}
+	}
+	if *scalePairs > 0 {
+		return createPairs(ctx, t, slices.Min(sizes), slices.Max(sizes), *scalePairs, logf)
 	}
 	sbud := p.scaleLocal
 	if t.remote {
@@ -229,4 +234,61 @@ func (sb *scaleBench) variants(op string) []*variant {
 	h.counter, f.counter = sb.hc, sb.fc
 	h.requests, f.requests = sb.t.requests, sb.t.requests
 	return []*variant{h, f}
+}
+
+// createPairs times n creates through the handler on a store of small files
+// and n on one of big files (two prefixes of t's store), one after the
+// other in turn, so that the machine's load falls on both alike, and logs
+// the medians and their ratio: the cost that grows with the store, apart
+// from the noise of a shared machine.
+func createPairs(ctx context.Context, t *target, small, big, n int, logf func(string, ...any)) error {
+	var hs [2]*memory.Handler
+	var times [2][]time.Duration
+	for k, size := range []int{small, big} {
+		s, err := blob.Prefix(t.store, fmt.Sprintf("pairs-%d", size))
+		if err != nil {
+			return err
+		}
+		keys := make([]string, size)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("t%d/note-%05d.md", i%10, i)
+		}
+		data := []byte(text2K)
+		if err := parallel(ctx, len(keys), func(ctx context.Context, i int) error {
+			_, err := s.Put(ctx, keys[i], data, blob.Cond{})
+			return err
+		}); err != nil {
+			return fmt.Errorf("populating %d files: %w", size, err)
+		}
+		if hs[k], err = memory.New(s, memory.Options{Logger: quiet, MaxFiles: 1 << 30}); err != nil {
+			return err
+		}
+		// The first create counts the store (one listing); it is not timed.
+		if r := hs[k].Execute(ctx, input("command", "create", "path", "/memories/warm.md", "file_text", text2K)); r.IsError {
+			return fmt.Errorf("warm-up create: %s", r.Text)
+		}
+	}
+	for i := range n {
+		for k := range hs {
+			path := fmt.Sprintf("/memories/new-%d.md", i)
+			start := time.Now()
+			r := hs[k].Execute(ctx, input("command", "create", "path", path, "file_text", text2K))
+			d := time.Since(start)
+			if r.IsError {
+				return fmt.Errorf("create: %s", r.Text)
+			}
+			times[k] = append(times[k], d)
+			if r := hs[k].Execute(ctx, input("command", "delete", "path", path)); r.IsError {
+				return fmt.Errorf("delete: %s", r.Text)
+			}
+		}
+	}
+	for k := range times {
+		slices.Sort(times[k])
+	}
+	m0, m1 := times[0][n/2], times[1][n/2]
+	logf("%-9s create, %d pairs: %d files p50 %s (p25 %s, p75 %s), %d files p50 %s (p25 %s, p75 %s), ratio %.2f",
+		t.name, n, small, fmtDur(m0), fmtDur(times[0][n/4]), fmtDur(times[0][3*n/4]),
+		big, fmtDur(m1), fmtDur(times[1][n/4]), fmtDur(times[1][3*n/4]), float64(m1)/float64(m0))
+	return nil
 }

@@ -170,7 +170,7 @@ func holdsObjects(ctx context.Context, inner blob.Store) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("crypt: listing the store: %w", err)
 		}
-		if !strings.HasPrefix(info.Key, ".cloudmem/") {
+		if !strings.HasPrefix(info.Key, blob.ReservedName+"/") {
 			return true, nil
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+
+	"github.com/cloudmem/cloudmem/blob"
 )
 
 // noFollow makes an open fail on a symbolic link rather than follow it.
@@ -55,7 +57,7 @@ func isTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }
 // tempPrefix starts the names of the temporary files of atomic writes. It
 // is a reserved name (blob.IsReservedSegment), so such a file is never
 // uploaded even if a crash leaves it behind.
-const tempPrefix = ".cloudmem-sync-tmp-"
+const tempPrefix = blob.ReservedName + "-sync-tmp-"
 
 // scan walks the folder. It calls visit for every regular file and skip for
 // everything else it passes over (symbolic links, devices, unreadable

@@ -19,6 +19,12 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Open returns an empty store, in the shape every backend's Open has: it
+// opens nothing and never fails, so ctx is unused and the error always
+// nil. A nil opts means the zero Options. New is the same without the
+// ctx and the error, for tests and examples.
+func Open(_ context.Context, opts *Options) (blob.Store, error) { return New(opts), nil }
+
 // New returns an empty store. A nil opts means the zero Options.
 // The store is safe for concurrent use.
 func New(opts *Options) blob.Store {

@@ -15,16 +15,23 @@ func TestConformance(t *testing.T) {
 	blobtest.Run(t, func(t *testing.T) blob.Store { return mem.New(nil) })
 }
 
-// TestOptionsNow checks that Info.Modified comes from Options.Now.
+// TestOptionsNow checks that Info.Modified comes from Options.Now, through
+// New and through Open.
 func TestOptionsNow(t *testing.T) {
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	s := mem.New(&mem.Options{Now: func() time.Time { return at }})
-	info, err := s.Put(context.Background(), "a", []byte("x"), blob.Cond{})
+	opts := &mem.Options{Now: func() time.Time { return at }}
+	opened, err := mem.Open(context.Background(), opts)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Open: %v", err)
 	}
-	if !info.Modified.Equal(at) {
-		t.Fatalf("Modified = %v, want %v", info.Modified, at)
+	for name, s := range map[string]blob.Store{"New": mem.New(opts), "Open": opened} {
+		info, err := s.Put(context.Background(), "a", []byte("x"), blob.Cond{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !info.Modified.Equal(at) {
+			t.Errorf("%s: Modified = %v, want %v", name, info.Modified, at)
+		}
 	}
 }
 

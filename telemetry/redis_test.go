@@ -70,8 +70,9 @@ func redisWithPassword(t *testing.T, password string) blob.Store {
 }
 
 // The same spans and attributes on a server: every command on Redis, with
-// the storage calls the handler's call table gives (a create checks for a
-// clash after its put; Redis renames and deletes trees in one call), a failure when the connection is gone, and no
+// the storage calls the handler's call table gives (a create probes, keeps
+// the file count and checks for a clash after its put; a directory delete
+// reads the count; Redis renames and deletes trees in one call), a failure when the connection is gone, and no
 // trace of the password anywhere.
 func TestRedis(t *testing.T) {
 	const password = "PLANTED-redis-password-5f3a"
@@ -84,14 +85,17 @@ func TestRedis(t *testing.T) {
 		command string
 		storage []string // name and result of each storage span
 	}{
-		{`{"command":"create","path":"/memories/a/notes.md","file_text":"PLANTED-1\nPLANTED-2\n"}`, "create_memory ok", []string{"storage list ok", "storage put ok", "storage list ok", "storage stat not_found"}},
+		{`{"command":"create","path":"/memories/a/notes.md","file_text":"PLANTED-1\nPLANTED-2\n"}`, "create_memory ok", []string{
+			// the probes, the file count (absent: a recount), its reservation, the file, its confirmation, the clash check
+			"storage stat not_found", "storage list ok", "storage stat not_found", "storage get not_found", "storage list ok",
+			"storage put ok", "storage put ok", "storage put ok", "storage list ok", "storage stat not_found"}},
 		{`{"command":"view","path":"/memories/a/notes.md"}`, "search_memory ok", []string{"storage get ok"}},
 		{`{"command":"str_replace","path":"/memories/a/notes.md","old_str":"PLANTED-2","new_str":"2"}`, "update_memory ok", []string{"storage get ok", "storage put ok"}},
 		{`{"command":"insert","path":"/memories/a/notes.md","insert_line":2,"insert_text":"PLANTED-3"}`, "update_memory ok", []string{"storage get ok", "storage put ok"}},
 		{`{"command":"rename","old_path":"/memories/a","new_path":"/memories/b"}`, "update_memory ok", []string{"storage rename ok"}},
 		{`{"command":"view","path":"/memories/b"}`, "search_memory ok", []string{"storage get not_found", "storage list ok"}},
-		{`{"command":"create","path":"/memories/b/notes.md","file_text":"x"}`, "create_memory error", []string{"storage list ok"}},
-		{`{"command":"delete","path":"/memories/b"}`, "delete_memory ok", []string{"storage delete not_found", "storage list ok", "storage delete_tree ok", "storage list ok"}},
+		{`{"command":"create","path":"/memories/b/notes.md","file_text":"x"}`, "create_memory error", []string{"storage stat ok"}},
+		{`{"command":"delete","path":"/memories/b"}`, "delete_memory ok", []string{"storage get ok", "storage delete not_found", "storage list ok", "storage delete_tree ok", "storage list ok"}},
 		{`{"command":"view","path":"/memories/b"}`, "search_memory error", []string{"storage get not_found", "storage list ok"}},
 	} {
 		res, parent, spans := r.run(t, h, c.input)
@@ -139,8 +143,8 @@ func TestRedis(t *testing.T) {
 
 	m := r.metrics(t)
 	wantMetrics := map[string][]string{
-		telemetry.MetricBytesWritten:  {"cloudmem.storage.backend=redis cloudmem.storage.operation=put: 54"},
-		telemetry.MetricBytesRead:     {"cloudmem.storage.backend=redis cloudmem.storage.operation=get: 52"},
+		telemetry.MetricBytesWritten:  {"cloudmem.storage.backend=redis cloudmem.storage.operation=put: 244"}, // 54 of the file, the rest the file count
+		telemetry.MetricBytesRead:     {"cloudmem.storage.backend=redis cloudmem.storage.operation=get: 106"}, // 52 of the file, the rest the file count
 		telemetry.MetricStorageErrors: {"cloudmem.storage.backend=redis cloudmem.storage.operation=get error.type=_OTHER: 1"},
 		telemetry.MetricCommandDuration: {
 			"cloudmem.memory.command=create cloudmem.memory.result=error cloudmem.storage.backend=redis error.type=exists gen_ai.operation.name=create_memory: 1",

@@ -95,14 +95,28 @@ var (
 	_ BatchDeleter = (*plainStore)(nil)
 )
 
-// DeleteKeys forwards to the inner store's BatchDeleter under one deadline.
+// BatchKeys is the most keys one batch request names (S3's DeleteObjects
+// limit). WithTimeout hands a BatchDeleter this many keys per call, each
+// call under its own deadline.
+const BatchKeys = 1000
+
+// DeleteKeys forwards to the inner store's BatchDeleter BatchKeys keys at a
+// time, one after another, each call under its own deadline; it stops at
+// the first call that fails.
 func (t *timeoutStore) DeleteKeys(ctx context.Context, keys []string) error {
 	d, ok := t.inner.(BatchDeleter)
 	if !ok {
 		return errors.ErrUnsupported
 	}
-	cctx, end := t.start(ctx, "deletekeys", "")
-	return end(d.DeleteKeys(cctx, keys))
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), BatchKeys)]
+		keys = keys[len(batch):]
+		cctx, end := t.start(ctx, "deletekeys", batch[0])
+		if err := end(d.DeleteKeys(cctx, batch)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeleteKeys forwards to the inner store's BatchDeleter with the prefix

@@ -26,7 +26,10 @@ type Renamer interface {
 }
 
 // TreeDeleter is implemented by stores that delete a directory in one
-// request (atomically, or in batches).
+// storage request (a Redis script, a local directory removal). A store that
+// needs a request per object or per batch of objects leaves it out and lets
+// the package function DeleteTree list the tree and call DeleteKeys, so that
+// WithTimeout bounds each of those requests rather than all of them at once.
 //
 // DeleteTree deletes every object whose key starts with dir+"/". It returns
 // an error wrapping ErrNotExist when there is none. After an error some of
@@ -91,8 +94,9 @@ func checkMove(src, dst string) error {
 // semantics and errors documented on TreeDeleter.
 //
 // If s implements TreeDeleter, DeleteTree calls it; otherwise (or when it
-// returns errors.ErrUnsupported) it lists the tree and deletes each object;
-// objects deleted by someone else meanwhile are not an error.
+// returns errors.ErrUnsupported) it lists the tree and deletes its objects
+// through DeleteKeys (a BatchDeleter's batches, or DeleteParallel Deletes
+// at once); objects deleted by someone else meanwhile are not an error.
 func DeleteTree(ctx context.Context, s Store, dir string) error {
 	if err := CheckKey(dir); err != nil {
 		return err
@@ -103,6 +107,9 @@ func DeleteTree(ctx context.Context, s Store, dir string) error {
 			return err
 		}
 	}
+	if n := KeyBytes(s); len(dir) > n {
+		return fmt.Errorf("%w: %.40q... is longer than the %d bytes this store's keys can have", ErrInvalidKey, dir, n)
+	}
 	infos, err := ListAll(ctx, s, dir+"/")
 	if err != nil {
 		return err
@@ -110,13 +117,11 @@ func DeleteTree(ctx context.Context, s Store, dir string) error {
 	if len(infos) == 0 {
 		return fmt.Errorf("%q: %w", dir+"/", ErrNotExist)
 	}
-	var errs []error
-	for _, info := range infos {
-		if err := s.Delete(ctx, info.Key, Cond{}); err != nil && !errors.Is(err, ErrNotExist) {
-			errs = append(errs, err)
-		}
+	keys := make([]string, len(infos))
+	for i, info := range infos {
+		keys[i] = info.Key
 	}
-	return errors.Join(errs...)
+	return DeleteKeys(ctx, s, keys)
 }
 
 // renameByCopy is the portable, non-atomic Rename.

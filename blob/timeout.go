@@ -94,7 +94,9 @@ var (
 func (t *timeoutStore) start(ctx context.Context, op, key string) (context.Context, func(error) error) {
 	cctx, cancel := context.WithTimeout(ctx, t.d)
 	return cctx, func(err error) error {
-		expired := cctx.Err() != nil && ctx.Err() == nil
+		// DeadlineExceeded, not Canceled: end may run more than once, and
+		// after the first, cancel has ended cctx.
+		expired := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		if err != nil && expired {
 			return &TimeoutError{Op: op, Key: key, After: t.d, Err: err}

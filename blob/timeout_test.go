@@ -3,6 +3,9 @@ package blob_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,5 +53,110 @@ func TestTimeoutError(t *testing.T) {
 	cancel()
 	if _, _, err := s.Get(ctx, "k", 10); !errors.Is(err, context.Canceled) || errors.Is(err, blob.ErrTimeout) {
 		t.Fatalf("Get with a cancelled context = %v, want context.Canceled and no timeout", err)
+	}
+}
+
+// pausedDeletes is a store without TreeDeleter whose every Delete takes
+// pause (or until its context ends).
+type pausedDeletes struct {
+	plain
+	pause time.Duration
+}
+
+func (s pausedDeletes) Delete(ctx context.Context, key string, c blob.Cond) error {
+	select {
+	case <-time.After(s.pause):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.plain.Delete(ctx, key, c)
+}
+
+// putTree writes n objects under dir.
+func putTree(t *testing.T, s blob.Store, dir string, n int) []string {
+	t.Helper()
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s/k%04d", dir, i)
+		if _, err := s.Put(t.Context(), keys[i], []byte("x"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// The deadline bounds each request a tree delete makes, not the whole
+// tree: 30 rounds of 16 parallel 50ms deletes take 1.5s, more than the
+// store's 1s deadline, and every one of them is within it.
+func TestTimeoutDeleteTreePerRequest(t *testing.T) {
+	inner := mem.New(nil)
+	const deadline = time.Second
+	s := blob.WithTimeout(pausedDeletes{plain{inner}, 50 * time.Millisecond}, deadline)
+	putTree(t, inner, "d", 30*blob.DeleteParallel)
+	start := time.Now()
+	if err := blob.DeleteTree(t.Context(), s, "d"); err != nil {
+		t.Fatalf("DeleteTree: %v", err)
+	}
+	if elapsed := time.Since(start); elapsed <= deadline {
+		t.Fatalf("test bug: the tree delete took %v, within the %v deadline, so it proves nothing", elapsed, deadline)
+	}
+	if left, err := blob.ListAll(t.Context(), inner, ""); err != nil || len(left) != 0 {
+		t.Fatalf("after DeleteTree: %d objects left, error %v", len(left), err)
+	}
+
+	// A request that never answers still ends the tree delete.
+	putTree(t, inner, "e", 3)
+	stalled := blob.WithTimeout(pausedDeletes{plain{inner}, time.Hour}, 50*time.Millisecond)
+	if err := blob.DeleteTree(t.Context(), stalled, "e"); !errors.Is(err, blob.ErrTimeout) {
+		t.Fatalf("DeleteTree with stalled deletes = %v, want ErrTimeout", err)
+	}
+}
+
+// batchRecorder is a BatchDeleter that takes pause per call and records
+// how many keys each call named.
+type batchRecorder struct {
+	plain
+	pause time.Duration
+	mu    sync.Mutex
+	calls []int
+}
+
+func (b *batchRecorder) DeleteKeys(ctx context.Context, keys []string) error {
+	b.mu.Lock()
+	b.calls = append(b.calls, len(keys))
+	b.mu.Unlock()
+	select {
+	case <-time.After(b.pause):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for _, k := range keys {
+		if err := b.plain.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// A BatchDeleter gets BatchKeys keys a call, each call under its own
+// deadline: three 400ms calls outlast the 1s deadline together.
+func TestTimeoutDeleteKeysPerBatch(t *testing.T) {
+	inner := mem.New(nil)
+	const deadline = time.Second
+	rec := &batchRecorder{plain: plain{inner}, pause: 400 * time.Millisecond}
+	s := blob.WithTimeout(rec, deadline)
+	keys := putTree(t, inner, "d", 2*blob.BatchKeys+500)
+	start := time.Now()
+	if err := blob.DeleteTree(t.Context(), s, "d"); err != nil {
+		t.Fatalf("DeleteTree: %v", err)
+	}
+	if elapsed := time.Since(start); elapsed <= deadline {
+		t.Fatalf("test bug: the batches took %v, within the %v deadline, so it proves nothing", elapsed, deadline)
+	}
+	if want := []int{blob.BatchKeys, blob.BatchKeys, 500}; !slices.Equal(rec.calls, want) {
+		t.Fatalf("DeleteKeys calls named %v keys, want %v", rec.calls, want)
+	}
+	if left, err := blob.ListAll(t.Context(), inner, ""); err != nil || len(left) != 0 {
+		t.Fatalf("after deleting %d keys: %d objects left, error %v", len(keys), len(left), err)
 	}
 }

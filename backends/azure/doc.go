@@ -79,7 +79,9 @@
 // later key could still precede, so either order comes out as byte order.
 //
 // Renames are not atomic: blob.Rename copies and deletes, and
-// blob.DeleteTree lists and deletes one blob at a time.
+// blob.DeleteTree lists and deletes one blob a request, up to
+// blob.DeleteParallel at once (Azure's batch API is not used: Azurite, the
+// emulator this store is tested on, answers batch deletes with errors).
 //
 // Objects are stored with content type "text/plain; charset=utf-8" when the
 // data is valid UTF-8 and "application/octet-stream" otherwise. A call whose

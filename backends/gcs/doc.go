@@ -63,9 +63,9 @@
 // enforces both (real GCS; the store probes once, four requests under
 // .cloudmem); fake-gcs-server ignores them, so there blob.Copy reads and
 // writes. Renames are not atomic: blob.Rename copies and
-// deletes. DeleteTree lists the directory and deletes its objects up to
-// blob.DeleteParallel at once: one request each, since GCS has no batch
-// delete, but overlapping.
+// deletes. blob.DeleteTree lists the directory and deletes its objects up
+// to blob.DeleteParallel at once: one request each, since GCS has no batch
+// delete, but overlapping, and each under the store's per-call deadline.
 //
 // List pages through the objects under the prefix, 1,000 a page, asking
 // only for name, size, generation and update time. GCS lists names in byte

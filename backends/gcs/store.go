@@ -127,6 +127,12 @@ func (s *store) Close() error {
 	return s.closeErr
 }
 
+var _ blob.KeyBudgeter = (*store)(nil)
+
+// KeyBudget implements blob.KeyBudgeter: keys are stored after the
+// store's prefix, within the server's 1,024 bytes.
+func (s *store) KeyBudget() int { return blob.MaxKeyLen - len(s.dir) }
+
 // object checks ctx and key and returns the key's object handle.
 func (s *store) object(ctx context.Context, key string) (*storage.ObjectHandle, error) {
 	if err := ctx.Err(); err != nil {

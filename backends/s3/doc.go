@@ -62,6 +62,7 @@
 //	Delete, Get, Stat    one request each (Delete: HEAD first)      atomic       atomic
 //	List                 ListObjectsV2, 1,000 keys a page           byte order   byte order
 //	DeleteTree           List + DeleteObjects, 1,000 keys a call    not atomic   not atomic
+//	                     (blob.DeleteTree through blob.BatchDeleter)
 //	Rename (blob.Rename) copy with Put(IfAbsent), then delete       not atomic   not atomic
 //	Copy (blob.Copier)   HEAD, CopyObject If-None-Match: *          atomic       unsupported
 //	DeleteVersions       List + DeleteObjects naming each ETag      per key      check-then-act
@@ -102,7 +103,7 @@
 // and the memory handler then runs the create protocol that needs no such
 // listing, so it never creates such pairs. Objects whose keys are not valid blob keys, such as the "dir/"
 // folder markers some consoles create, are invisible to List and
-// DeleteTree. DeleteTree reports every key S3 failed to delete.
+// blob.DeleteTree, which reports every key S3 failed to delete.
 //
 // Objects are stored with content type "text/plain; charset=utf-8" when the
 // data is valid UTF-8 and "application/octet-stream" otherwise. The only

@@ -95,7 +95,11 @@ type store struct {
 	copyMode copyProbe // whether CopyObject honours If-None-Match (copy.go)
 }
 
-var _ blob.TreeDeleter = (*store)(nil)
+var _ blob.KeyBudgeter = (*store)(nil)
+
+// KeyBudget implements blob.KeyBudgeter: keys are stored after the
+// store's prefix, within the server's 1,024 bytes.
+func (s *store) KeyBudget() int { return blob.MaxKeyLen - len(s.dir) }
 
 // objectKey checks key and returns its object key.
 func (s *store) objectKey(ctx context.Context, key string) (string, error) {
@@ -283,56 +287,6 @@ func (s *store) objects(ctx context.Context, prefix string) iter.Seq2[types.Obje
 			}
 		}
 	}
-}
-
-// DeleteTree implements blob.TreeDeleter with DeleteObjects, up to 1,000
-// keys a request, deleting each page of the listing as it arrives.
-func (s *store) DeleteTree(ctx context.Context, dir string) error {
-	if _, err := s.objectKey(ctx, dir); err != nil {
-		return err
-	}
-	var (
-		batch []types.ObjectIdentifier
-		n     int
-		errs  []error
-	)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		out, err := s.client.DeleteObjects(ctx, &awss3.DeleteObjectsInput{
-			Bucket: &s.bucket,
-			Delete: &types.Delete{Objects: batch, Quiet: aws.Bool(true)},
-		})
-		batch = batch[:0]
-		if err != nil {
-			return mapErr(dir+"/", err)
-		}
-		for _, e := range out.Errors {
-			key := strings.TrimPrefix(aws.ToString(e.Key), s.dir)
-			errs = append(errs, fmt.Errorf("s3: %q: delete failed: %s: %s", key, aws.ToString(e.Code), aws.ToString(e.Message)))
-		}
-		return nil
-	}
-	for obj, err := range s.objects(ctx, dir+"/") {
-		if err != nil {
-			return errors.Join(append(errs, err)...)
-		}
-		batch = append(batch, types.ObjectIdentifier{Key: obj.Key})
-		n++
-		if len(batch) == pageSize {
-			if err := flush(); err != nil {
-				return errors.Join(append(errs, err)...)
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return errors.Join(append(errs, err)...)
-	}
-	if n == 0 {
-		return fmt.Errorf("s3: %q: %w", dir+"/", blob.ErrNotExist)
-	}
-	return errors.Join(errs...)
 }
 
 // newInfo builds an Info from an object's attributes; meta may be nil.

@@ -146,7 +146,7 @@ func TestNoRequest(t *testing.T) {
 		if _, err := s.Put(ctx, key, nil, blob.Cond{}); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("Put(%.20q): error = %v, want ErrInvalidKey", key, err)
 		}
-		if err := s.(blob.TreeDeleter).DeleteTree(ctx, key); !errors.Is(err, blob.ErrInvalidKey) {
+		if err := blob.DeleteTree(ctx, s, key); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("DeleteTree(%.20q): error = %v, want ErrInvalidKey", key, err)
 		}
 	}

@@ -160,3 +160,59 @@ func TestTimeoutDeleteKeysPerBatch(t *testing.T) {
 		t.Fatalf("after deleting %d keys: %d objects left, error %v", len(keys), len(left), err)
 	}
 }
+
+// versionRecorder is a VersionDeleter (deleting one object at a time
+// through its plain store) that records how many objects each call got.
+type versionRecorder struct {
+	plain
+	mu    sync.Mutex
+	calls []int
+}
+
+func (v *versionRecorder) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+	v.mu.Lock()
+	v.calls = append(v.calls, len(infos))
+	v.mu.Unlock()
+	return blob.DeleteVersions(ctx, v.plain, infos)
+}
+
+// A VersionDeleter gets DeleteParallel*BatchKeys objects a call, and each
+// object's own error comes back as it is, not as a timeout.
+func TestTimeoutDeleteVersionsPerChunk(t *testing.T) {
+	inner := mem.New(nil)
+	rec := &versionRecorder{plain: plain{inner}}
+	s := blob.WithTimeout(rec, time.Minute)
+	const chunk = blob.DeleteParallel * blob.BatchKeys
+	putTree(t, inner, "d", chunk+2)
+	infos, err := blob.ListAll(t.Context(), inner, "d/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three objects change after the listing, two in the first call: their
+	// deletes must fail with ErrPrecondition, and only with it.
+	for _, k := range []string{infos[0].Key, infos[1].Key, infos[len(infos)-1].Key} {
+		if _, err := inner.Put(t.Context(), k, []byte("changed"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs, err := blob.DeleteVersions(t.Context(), s, infos)
+	if err != nil {
+		t.Fatalf("DeleteVersions: %v", err)
+	}
+	if want := []int{chunk, 2}; !slices.Equal(rec.calls, want) {
+		t.Fatalf("DeleteVersions calls got %v objects, want %v", rec.calls, want)
+	}
+	for i, err := range errs {
+		changed := i <= 1 || i == len(errs)-1
+		switch {
+		case changed && (!errors.Is(err, blob.ErrPrecondition) || errors.Is(err, blob.ErrTimeout)):
+			t.Errorf("changed %s: error %v, want ErrPrecondition and no timeout", infos[i].Key, err)
+		case !changed && err != nil:
+			t.Errorf("%s: error %v, want nil", infos[i].Key, err)
+		}
+	}
+	left, err := blob.ListAll(t.Context(), inner, "")
+	if err != nil || len(left) != 3 {
+		t.Fatalf("after DeleteVersions: %d objects left (want the 3 changed ones), error %v", len(left), err)
+	}
+}

@@ -261,11 +261,8 @@ start_server() {
 	azurite)
 		# --skipApiVersionCheck: the Go SDK sends a newer API version than Azurite knows.
 		# --loose: ignore headers Azurite does not support instead of failing the request.
-		# --inMemoryPersistence: on disk, Azurite rewrites its whole metadata file (LokiJS JSON) as the
-		# tests add objects, and a delete then took 100-200 ms with concurrent ones queued behind it;
-		# in memory it stays fast. (Azurite refuses --location with it, so the data dir stays empty.)
 		launch azurite "$NODE_PREFIX/node_modules/.bin/azurite-blob" --blobHost "$HOST" --blobPort "$PORT_AZURITE" \
-			--inMemoryPersistence --skipApiVersionCheck --disableTelemetry --loose
+			--location "$data" --skipApiVersionCheck --disableTelemetry --loose
 		;;
 	esac
 }

@@ -291,8 +291,11 @@ func (h *Handler) recount(ctx context.Context, ref countRef, prefix string, now 
 }
 
 // confirm takes the reservation r off the pending list once its file
-// landed. The count stays. An error means the list may still hold it; the
-// caller then withdraws the file, which leaves the count too high.
+// landed. The count stays. An error means the list may still hold it: after
+// errCountBusy (other writers kept changing the count) the caller keeps
+// the file, since the count already includes it and a recount drops an
+// entry whose file it lists; after a storage failure it withdraws the
+// file, which leaves the count too high.
 func (h *Handler) confirm(ctx context.Context, r reservation) error {
 	ref := r.ref
 	for attempt := range countAttempts {

@@ -498,3 +498,46 @@ func TestForgetFileCount(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// busyCount refuses every write of the file count after the first with
+// ErrPrecondition, as if other writers always changed it first.
+type busyCount struct {
+	blob.Store
+	mu     sync.Mutex
+	writes int
+}
+
+func (s *busyCount) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	if key == memory.FileCountKey {
+		s.mu.Lock()
+		s.writes++
+		n := s.writes
+		s.mu.Unlock()
+		if n > 1 {
+			return blob.Info{}, fmt.Errorf("busy: %w", blob.ErrPrecondition)
+		}
+	}
+	return s.Store.Put(ctx, key, data, c)
+}
+
+// A create whose file landed but whose reservation cannot be taken off
+// the pending list (the count kept changing) still succeeds: the count
+// already includes the file, and the stale entry is harmless.
+func TestCountConfirmContended(t *testing.T) {
+	inner := mem.New(nil)
+	s := &busyCount{Store: inner}
+	got := newHandler(t, s, memory.Options{MaxFiles: 10}).Execute(t.Context(), createInput("/memories/a.md", "a"))
+	if want := (memory.Result{Text: "File created successfully at: /memories/a.md"}); got != want {
+		t.Fatalf("create: got %+v, want %+v", got, want)
+	}
+	if s.writes < 2 {
+		t.Fatalf("test bug: %d writes of the count, so the confirmation was never refused", s.writes)
+	}
+	if files := memoryFiles(t, inner, ""); !maps.Equal(files, map[string]string{"a.md": "a"}) {
+		t.Errorf("files: %q, want a.md alone", files)
+	}
+	st, ok := readCount(t, inner, memory.FileCountKey)
+	if !ok || st.Files != 1 || len(st.Pending) != 1 || st.Pending[0].Key != "a.md" {
+		t.Errorf("count: %+v (present %v), want 1 file with a.md still pending", st, ok)
+	}
+}

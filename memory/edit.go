@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -71,7 +72,16 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 			return textResult(msgCreated(c.path)), false
 		case err == nil:
 			if r.key != "" {
-				if err := h.confirm(ctx, r); err != nil {
+				err := h.confirm(ctx, r)
+				switch {
+				case errors.Is(err, errCountBusy):
+					// The count holds the file; only its reservation
+					// stays on the pending list, where a recount finds
+					// the file listed and the entry expires. Contention
+					// on the count is no reason to fail the create.
+					h.log.LogAttrs(ctx, slog.LevelWarn, "memory: a create's reservation stays on the file count's pending list",
+						slog.String("path", c.path), slog.Any("error", err))
+				case err != nil:
 					return h.undoCreate(ctx, c, key, put.Version, err), false
 				}
 			}

@@ -130,7 +130,7 @@ func TestAzureConformance(t *testing.T) {
 // fit in no blob name under a prefix. (TestAzureSameOutputAsFile runs the
 // handler over a prefixed store.)
 func TestAzureHandler(t *testing.T) {
-	memorytest.Run(t, newAzureContainerStore)
+	memorytest.RunWith(t, newAzureContainerStore, parallelCases)
 }
 
 // TestAzureHandlerConcurrency runs the handler's races (16 writers, one

@@ -146,7 +146,7 @@ func TestGCSConformance(t *testing.T) {
 // blob.MaxKeyLen bytes, which a store prefix would push past the 1,024
 // bytes of an object name.
 func TestGCSHandler(t *testing.T) {
-	memorytest.Run(t, newGCSBucketStore)
+	memorytest.RunWith(t, newGCSBucketStore, parallelCases)
 }
 
 // TestGCSHandlerConcurrency runs the handler's races (16 writers, one

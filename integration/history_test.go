@@ -30,10 +30,15 @@ import (
 // (through history 2,000 Stats and 4,000 Puts more), once per server is
 // enough, and the cases with a small MaxFiles prove through the wrapper
 // what it changes about the file limit (its records count in no limit).
-var wrappedSpecSkips = memorytest.Options{Skip: map[string]string{
+var wrappedSpecSkips = memorytest.Options{Parallel: true, Skip: map[string]string{
 	memorytest.FullStoreCase: "the server's plain SPEC run fills it to the default limit; " +
 		"through this wrapper the small-MaxFiles cases prove the limit",
 }}
+
+// parallelCases runs the SPEC suite's cases in parallel: each has a bucket,
+// container or prefix of its own, and most of a case's time is waiting
+// for the server (see TestMain for how many run at once).
+var parallelCases = memorytest.Options{Parallel: true}
 
 // historySkips are the blobtest subtests each server cannot prove through
 // the wrapper: those it cannot prove without it (the wrapper forwards

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ const acrossServers = "^Test(CopyAcrossServers|Encrypted|HistoryOverServers|Moun
 // runs, and one whose server is missing fails (see missing).
 func TestMain(m *testing.M) {
 	flag.Parse()
+	setParallel()
 	if !strict() {
 		var skip []string
 		for _, s := range servers {
@@ -57,6 +59,26 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// defaultParallel is how many parallel subtests (the SPEC suites' cases,
+// each on a store of its own) run at once unless -parallel says otherwise.
+// go test's default is GOMAXPROCS, but these cases spend most of their time
+// waiting for a server, not on a CPU: on 2 cores, 8 at once halve the
+// package's time.
+const defaultParallel = 8
+
+// setParallel sets -test.parallel to defaultParallel when the command line
+// did not set it.
+func setParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(defaultParallel)); err != nil {
+			fmt.Fprintln(os.Stderr, "integration:", err)
+			os.Exit(2)
+		}
+	}
 }
 
 // probe returns why the server envVar names cannot be used ("" when it

@@ -160,7 +160,7 @@ func TestRedisCluster(t *testing.T) {
 		return s // the cluster goes away with the test
 	}
 	t.Run("blobtest", func(t *testing.T) { blobtest.Run(t, newStore) })
-	t.Run("spec", func(t *testing.T) { memorytest.Run(t, newStore) })
+	t.Run("spec", func(t *testing.T) { memorytest.RunWith(t, newStore, parallelCases) })
 	t.Run("concurrency", func(t *testing.T) { memorytest.RunConcurrency(t, newStore) })
 
 	t.Run("url", func(t *testing.T) {

@@ -78,7 +78,7 @@ func TestRedisConformance(t *testing.T) {
 func TestRedisMemorySpec(t *testing.T) {
 	client := redisClient(t)
 	newStore := func(t *testing.T) blob.Store { return newRedisStore(t, client) }
-	t.Run("spec", func(t *testing.T) { memorytest.Run(t, newStore) })
+	t.Run("spec", func(t *testing.T) { memorytest.RunWith(t, newStore, parallelCases) })
 	t.Run("concurrency", func(t *testing.T) { memorytest.RunConcurrency(t, newStore) })
 }
 

@@ -246,7 +246,7 @@ func TestS3URL(t *testing.T) {
 // in a bucket of its own: the cases include memory paths of the longest
 // length, whose keys would not fit under a test prefix.
 func TestS3Handler(t *testing.T) {
-	memorytest.Run(t, newS3BucketStore)
+	memorytest.RunWith(t, newS3BucketStore, parallelCases)
 }
 
 // TestS3HandlerConcurrency runs the handler's races (16 writers, one

@@ -27,6 +27,14 @@ type Options struct {
 	// prints with t.Skip. A name that is no case, or a missing reason,
 	// fails the run before any case runs.
 	Skip map[string]string
+
+	// Parallel runs the cases (and their groups) as parallel subtests,
+	// as many at once as go test's -parallel allows. The cases share
+	// nothing but newStore, so it is safe when newStore's stores share
+	// nothing either (each its own bucket, container or prefix) and
+	// newStore may be called concurrently; it pays when the store's calls
+	// wait on a server.
+	Parallel bool
 }
 
 // RunWith is Run with options: every golden case not in opts.Skip as its
@@ -51,8 +59,14 @@ func RunWith(t *testing.T, newStore func(t *testing.T) blob.Store, opts Options)
 			seen[c.Name] = true
 		}
 		t.Run(g.name, func(t *testing.T) {
+			if opts.Parallel {
+				t.Parallel()
+			}
 			for _, c := range cases {
 				t.Run(c.Name, func(t *testing.T) {
+					if opts.Parallel {
+						t.Parallel()
+					}
 					if reason, ok := opts.Skip[g.name+"/"+c.Name]; ok {
 						t.Skip(reason)
 					}

@@ -1,9 +1,12 @@
 package memorytest
 
 import (
+	"flag"
 	"slices"
+	"sync/atomic"
 	"testing"
 
+	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
 )
 
@@ -63,5 +66,28 @@ func TestRunWithSkips(t *testing.T) {
 	}, Options{Skip: skip})
 	if made != 1 {
 		t.Errorf("the run made %d stores, want 1 (for %q alone)", made, keep)
+	}
+}
+
+// TestRunWithParallel: with Parallel, every case passes on mem (under
+// -race: nothing shared between cases races) and more than one store is
+// in use at once when -parallel allows it.
+func TestRunWithParallel(t *testing.T) {
+	var live, most, made atomic.Int64
+	t.Run("suite", func(t *testing.T) {
+		RunWith(t, func(t *testing.T) blob.Store {
+			made.Add(1)
+			n := live.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			t.Cleanup(func() { live.Add(-1) })
+			return mem.New(nil)
+		}, Options{Parallel: true})
+	})
+	if made.Load() == 0 {
+		t.Fatal("the run made no store")
+	}
+	if limit := flag.Lookup("test.parallel").Value.(flag.Getter).Get().(int); limit > 1 && most.Load() < 2 {
+		t.Errorf("at most %d store in use at once with -parallel %d, want the cases to overlap", most.Load(), limit)
 	}
 }

@@ -47,9 +47,14 @@ func TestResources(t *testing.T) {
 	if _, err := srv.MCP().Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
+	// Protocol 2025-11-25: there Subscribe is a request the server answers
+	// once the subscription holds. Under 2026-07-28 the SDK's client sends
+	// Subscribe as a subscriptions/listen stream and returns at once, so a
+	// change made right after it may come before the server has the
+	// subscription and go unnotified (seen once in CI under load).
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
-	}).Connect(ctx, ct, nil)
+	}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

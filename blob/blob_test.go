@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -205,7 +206,35 @@ func TestCounterCounts(t *testing.T) {
 }
 
 func total(c blob.Counts) int64 {
-	return c.Get + c.Stat + c.Put + c.Delete + c.List + c.Rename + c.DeleteTree
+	return c.Get + c.Stat + c.Put + c.Delete + c.List + c.Rename + c.DeleteTree + c.Copy + c.DeleteVersions + c.DeleteKeys
+}
+
+// A Counter forwards the inner store's BatchDeleter and counts one call per
+// batch; over a store without one, blob.DeleteKeys falls back through the
+// Counter and each Delete is counted.
+func TestCounterDeleteKeys(t *testing.T) {
+	for _, tc := range []struct {
+		unsupported bool
+		want        blob.Counts
+		batches     int
+	}{
+		{false, blob.Counts{DeleteKeys: 1}, 1},
+		{true, blob.Counts{Delete: 2}, 0},
+	} {
+		inner := mem.New(nil)
+		seedKeys(t, inner, "a", "b", "keep")
+		b := &batcher{Store: inner, unsupported: tc.unsupported}
+		c := blob.NewCounter(b)
+		if err := blob.DeleteKeys(t.Context(), c, []string{"a", "b"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Counts(); got != tc.want || len(b.batches) != tc.batches {
+			t.Errorf("unsupported=%v: Counts = %+v and %d batches, want %+v and %d", tc.unsupported, got, len(b.batches), tc.want, tc.batches)
+		}
+		if got, want := storeKeys(t, inner), []string{"keep"}; !slices.Equal(got, want) {
+			t.Errorf("unsupported=%v: left %v, want %v", tc.unsupported, got, want)
+		}
+	}
 }
 
 func TestCheckKey(t *testing.T) {

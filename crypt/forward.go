@@ -12,6 +12,9 @@ var (
 	_ blob.KeyBudgeter = (*store)(nil)
 	_ blob.Mounter     = (*store)(nil)
 	_ blob.ListHider   = (*store)(nil)
+
+	_ blob.BatchDeleter   = (*store)(nil)
+	_ blob.VersionDeleter = (*store)(nil)
 )
 
 // Lock forwards to inner's Locker (keys are the same in both stores), or
@@ -36,3 +39,37 @@ func (s *store) Mounts() []blob.MountPoint { return blob.Mounts(s.inner) }
 
 // ListHidesUnderObjects is inner's: keys pass through unchanged.
 func (s *store) ListHidesUnderObjects() bool { return blob.ListHidesUnderObjects(s.inner) }
+
+// DeleteKeys forwards to inner's BatchDeleter (deleting needs no plaintext,
+// and keys pass through unchanged), or returns errors.ErrUnsupported so that
+// blob.DeleteKeys falls back through this store. The key object cannot be
+// deleted: blob.ErrInvalidKey, and nothing is deleted.
+func (s *store) DeleteKeys(ctx context.Context, keys []string) error {
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return err
+		}
+	}
+	d, ok := s.inner.(blob.BatchDeleter)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return d.DeleteKeys(ctx, keys)
+}
+
+// DeleteVersions forwards to inner's VersionDeleter: the versions this store
+// reports are inner's. Without one it returns errors.ErrUnsupported, so that
+// blob.DeleteVersions falls back through this store. The key object cannot
+// be deleted: blob.ErrInvalidKey, and nothing is deleted.
+func (s *store) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+	for _, info := range infos {
+		if err := checkKey(info.Key); err != nil {
+			return nil, err
+		}
+	}
+	d, ok := s.inner.(blob.VersionDeleter)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return d.DeleteVersions(ctx, infos)
+}

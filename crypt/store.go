@@ -33,13 +33,13 @@ import (
 // Get, Stat, Put and Delete refuse it with blob.ErrInvalidKey and List never
 // yields it.
 //
-// The returned store forwards TreeDeleter, Locker, KeyBudgeter, Mounter,
-// ReadOnlyReporter and io.Closer to inner. It
-// deliberately does not forward Renamer: an atomic rename in inner would move
+// The returned store forwards TreeDeleter, BatchDeleter, VersionDeleter,
+// Locker, KeyBudgeter, Mounter, ReadOnlyReporter and io.Closer to inner. It
+// deliberately does not forward Renamer or Copier: an atomic rename in inner would move
 // ciphertext bound to the old key, which then fails its check at the new
 // key, so Rename returns errors.ErrUnsupported and blob.Rename falls back to
 // copying through this store (re-encrypting for each new key) and deleting
-// the sources.
+// the sources; for the same reason blob.Copy reads and writes through it.
 //
 // The store is safe for concurrent use when inner is. It loads the integrity
 // key on first use and keeps it in memory. It also remembers the age file

@@ -232,23 +232,14 @@ func encrypted(ctx context.Context, name string, t *target) (*target, error) {
 	}, nil
 }
 
-// wipe deletes every key of s, 16 at a time.
+// wipe deletes every key of s (blob.DeleteKeys: in batches where the store
+// has them, otherwise 16 at a time).
 func wipe(ctx context.Context, s blob.Store) error {
 	infos, err := blob.ListAll(ctx, s, "")
 	if err != nil {
 		return err
 	}
-	keys := make([]string, len(infos))
-	for i, info := range infos {
-		keys[i] = info.Key
-	}
-	return parallel(ctx, len(keys), func(ctx context.Context, i int) error {
-		err := s.Delete(ctx, keys[i], blob.Cond{})
-		if errors.Is(err, blob.ErrNotExist) {
-			return nil
-		}
-		return err
-	})
+	return blob.DeleteKeys(ctx, s, blob.Keys(infos))
 }
 
 // parallel calls f(ctx, i) for every i in [0, n), 16 at a time, and returns

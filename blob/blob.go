@@ -226,3 +226,12 @@ func ListAll(ctx context.Context, s Store, prefix string) ([]Info, error) {
 	}
 	return out, nil
 }
+
+// Keys returns the keys of infos, in their order.
+func Keys(infos []Info) []string {
+	keys := make([]string, len(infos))
+	for i, info := range infos {
+		keys[i] = info.Key
+	}
+	return keys
+}

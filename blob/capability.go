@@ -117,11 +117,7 @@ func DeleteTree(ctx context.Context, s Store, dir string) error {
 	if len(infos) == 0 {
 		return fmt.Errorf("%q: %w", dir+"/", ErrNotExist)
 	}
-	keys := make([]string, len(infos))
-	for i, info := range infos {
-		keys[i] = info.Key
-	}
-	return DeleteKeys(ctx, s, keys)
+	return DeleteKeys(ctx, s, Keys(infos))
 }
 
 // renameByCopy is the portable, non-atomic Rename.

@@ -164,31 +164,26 @@ func (t *timeoutStore) Copy(ctx context.Context, src, dst, srcVersion string) (I
 // DeleteParallel*BatchKeys objects at a time (what one listing and one
 // round of parallel batch requests cover), each call under its own
 // deadline. A call that fails as a whole fails the objects it was given;
-// the calls after it still run.
+// the calls after it still run. When the first call fails as a whole,
+// nothing was deleted, and its error is returned alone (so that
+// errors.ErrUnsupported makes blob.DeleteVersions fall back).
 func (t *timeoutStore) DeleteVersions(ctx context.Context, infos []Info) ([]error, error) {
 	d, ok := t.inner.(VersionDeleter)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}
 	const chunk = DeleteParallel * BatchKeys
-	if len(infos) <= chunk {
-		cctx, end := t.start(ctx, "deleteversions", firstKey(infos))
-		errs, err := d.DeleteVersions(cctx, infos)
-		for i := range errs {
-			errs[i] = end(errs[i])
-		}
-		return errs, end(err)
-	}
 	errs := make([]error, 0, len(infos))
-	for len(infos) > 0 {
-		part := infos[:min(len(infos), chunk)]
-		infos = infos[len(part):]
-		// The package function: a part the inner store declines is deleted
-		// one object at a time, each Delete under its own deadline.
-		got, err := DeleteVersions(ctx, t, part)
-		if err != nil {
-			if len(errs) == 0 {
-				return nil, err // nothing was deleted yet
+	for first := 0; first < len(infos); first += chunk {
+		part := infos[first:min(len(infos), first+chunk)]
+		cctx, end := t.start(ctx, "deleteversions", part[0].Key)
+		got, err := d.DeleteVersions(cctx, part)
+		for i := range got {
+			got[i] = end(got[i])
+		}
+		if err = end(err); err != nil {
+			if first == 0 {
+				return nil, err
 			}
 			got = make([]error, len(part))
 			for i := range got {
@@ -198,13 +193,6 @@ func (t *timeoutStore) DeleteVersions(ctx context.Context, infos []Info) ([]erro
 		errs = append(errs, got...)
 	}
 	return errs, nil
-}
-
-func firstKey(infos []Info) string {
-	if len(infos) == 0 {
-		return ""
-	}
-	return infos[0].Key
 }
 
 // Copy forwards to the inner store's Copier with the prefix added to both

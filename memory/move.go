@@ -53,11 +53,7 @@ func (h *Handler) deleteDir(ctx context.Context, key string) error {
 		}
 		// One by one: blob.DeleteKeys batches them on a store that can, and
 		// otherwise makes up to blob.DeleteParallel Deletes at once.
-		keys := make([]string, len(infos))
-		for i, info := range infos {
-			keys[i] = info.Key
-		}
-		if err := blob.DeleteKeys(ctx, h.store, keys); err != nil {
+		if err := blob.DeleteKeys(ctx, h.store, blob.Keys(infos)); err != nil {
 			return err
 		}
 	}

@@ -144,7 +144,7 @@ func (s *store) object(ctx context.Context, key string) (*storage.ObjectHandle, 
 	if err := blob.CheckKey(key); err != nil {
 		return nil, err
 	}
-	if len(s.dir)+len(key) > blob.MaxKeyLen {
+	if len(key) > s.KeyBudget() {
 		return nil, fmt.Errorf("%w: %d bytes with the store prefix, over %d", blob.ErrInvalidKey, len(s.dir)+len(key), blob.MaxKeyLen)
 	}
 	return s.bucket.Object(s.dir + key), nil

@@ -109,7 +109,7 @@ func (s *store) objectKey(ctx context.Context, key string) (string, error) {
 	if err := blob.CheckKey(key); err != nil {
 		return "", err
 	}
-	if len(s.dir)+len(key) > blob.MaxKeyLen {
+	if len(key) > s.KeyBudget() {
 		return "", fmt.Errorf("%w: %d bytes with the store prefix, over %d", blob.ErrInvalidKey, len(s.dir)+len(key), blob.MaxKeyLen)
 	}
 	return s.dir + key, nil

@@ -38,7 +38,10 @@ func (e *env) openAzure(ctx context.Context, name string) (*target, error) {
 		return nil, err
 	}
 	floor := &azureFloor{blob: client.NewBlockBlobClient(prefix + "-raw/notes.md")}
-	return remoteTarget(name, s, floor, n.Load, func() error { return nil }), nil
+	t := remoteTarget(name, s, floor, n.Load, func() error { return nil })
+	t.url = "azblob://" + containerName + "/" + prefix
+	t.urlEnv = []string{"AZURE_STORAGE_CONNECTION_STRING=" + conn}
+	return t, nil
 }
 
 // azureFloor: one DownloadStream; a DownloadStream + an Upload with

@@ -67,6 +67,33 @@ func TestQuick(t *testing.T) {
 		t.Errorf("the storage calls table is not\n%s\nreport:\n%s", wantCalls, md)
 	}
 
+	// The process test ran its three levels on the file store (mem has no
+	// URL a process could open): every insert landed once, and none gave up,
+	// since writers of one file take turns under its lock across processes.
+	var procRows [][]string
+	inProc := false
+	for line := range strings.SplitSeq(string(md), "\n") {
+		switch {
+		case line == "## Contention between processes":
+			inProc = true
+		case strings.HasPrefix(line, "## "):
+			inProc = false
+		case inProc && strings.HasPrefix(line, "| file | "):
+			procRows = append(procRows, strings.Split(strings.Trim(line, "| "), " | "))
+		}
+	}
+	var levels []string
+	for _, c := range procRows {
+		if len(c) != 8 || c[3] != "8" || c[6] != "0 (0.0%)" || c[7] != "0" {
+			t.Errorf("process row %q: want 8 edits, 0 gave up, 0 lost", c)
+			continue
+		}
+		levels = append(levels, c[1]+"x"+c[2])
+	}
+	if got, want := strings.Join(levels, " "), "1x1 4x1 4x4"; got != want {
+		t.Errorf("process levels on file (processes x files) = %q, want %q\nreport:\n%s", got, want, md)
+	}
+
 	f, err := os.Open(filepath.Join(dir, "benchmarks.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,9 +103,9 @@ func TestQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A header, 8 commands and 2 contention levels on each store, and
-	// 3 operations at 2 sizes on each store.
-	if want := 1 + 2*8 + 2*2 + 2*3*2; len(rows) != want {
+	// A header, 8 commands and 2 contention levels on each store, 3
+	// process levels on file, and 3 operations at 2 sizes on each store.
+	if want := 1 + 2*8 + 2*2 + 3 + 2*3*2; len(rows) != want {
 		t.Errorf("the CSV has %d rows, want %d", len(rows), want)
 	}
 

@@ -45,6 +45,10 @@ type plan struct {
 	editsLocal, editsRemote int   // inserts per contention level
 	contentionTimeout       time.Duration
 	sizes                   []int // store sizes of the scale test
+	// The process contention test: its levels (the first is the one
+	// writer the others are compared with) and the inserts per level.
+	processLevels []processLevel
+	processEdits  int
 }
 
 func planFor(quick bool) plan {
@@ -53,7 +57,8 @@ func planFor(quick bool) plan {
 		return plan{
 			local: b, remote: b, scaleLocal: b, scaleRemote: b,
 			levels: []int{1, 4}, editsLocal: 8, editsRemote: 8, contentionTimeout: time.Minute,
-			sizes: []int{120, 150},
+			sizes:         []int{120, 150},
+			processLevels: []processLevel{{1, 1}, {4, 1}, {4, 4}}, processEdits: 8,
 		}
 	}
 	return plan{
@@ -66,6 +71,8 @@ func planFor(quick bool) plan {
 		editsRemote:       128,
 		contentionTimeout: 5 * time.Minute,
 		sizes:             []int{100, 1000, 10000},
+		processLevels:     []processLevel{{1, 1}, {64, 1}, {64, 64}},
+		processEdits:      512,
 	}
 }
 
@@ -165,7 +172,10 @@ func runTarget(ctx context.Context, e *env, name string, p plan, rep *report, lo
 		}
 	}()
 	if *contentionOnly {
-		return contentionAlone(ctx, t, p, rep, logf)
+		if err := contentionAlone(ctx, t, p, rep, logf); err != nil {
+			return err
+		}
+		return runProcesses(ctx, e, t, p, rep, logf)
 	}
 	if *scaleOnly {
 		return scaleAlone(ctx, t, p, rep, logf)
@@ -183,6 +193,9 @@ func runTarget(ctx context.Context, e *env, name string, p plan, rep *report, lo
 		return err
 	}
 	if err := contention(ctx, t, p, rep, logf); err != nil {
+		return err
+	}
+	if err := runProcesses(ctx, e, t, p, rep, logf); err != nil {
 		return err
 	}
 	if err := wipe(ctx, t.store); err != nil {

@@ -41,6 +41,7 @@ func (r *report) markdown(w *bytes.Buffer) {
 	r.callTable(w, backends)
 	r.details(w, backends)
 	r.contentionTable(w)
+	r.processTable(w)
 	r.scaleTables(w)
 
 	if probs := r.problems(); len(probs) > 0 {
@@ -325,6 +326,40 @@ func (r *report) contentionTable(w *bytes.Buffer) {
 			continue
 		}
 		p("| %s | %d | %d | %.0f | %.2f | %d | %d |\n", c.backend, c.writers, c.edits, c.editsPerS(), c.retriesPerEdit(), c.gaveUp, c.lost+c.dup)
+	}
+	p("\n")
+}
+
+func (r *report) processTable(w *bytes.Buffer) {
+	if len(r.processes) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("## Contention between processes\n\n")
+	p("N separate `cloudmem exec` processes, each opening the store's URL as a user would, insert %d lines in\n", r.plan.processEdits)
+	p("all, each process its share: either all into one file, or each into a file of its own. Every process has\n")
+	p("opened the store and answered a view before all are released at once; the clock runs from the release to\n")
+	p("the last answer. An insert answered \"changed by another writer\" is sent again (**gave up**). **vs one**\n")
+	p("is the edits/s against one process's on the same backend. Afterwards every line reported inserted must be\n")
+	p("in its file exactly once (**lost** counts those missing or duplicated; any makes the run fail).\n\n")
+	p("| backend | processes | files | edits | edits/s | vs one | gave up | lost |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	one := map[string]float64{}
+	for _, c := range r.processes {
+		if c.writers == 1 && c.err == nil {
+			one[c.backend] = c.editsPerS()
+		}
+	}
+	for _, c := range r.processes {
+		if c.err != nil {
+			p("| %s | %d | %d | error: %s |||||\n", c.backend, c.writers, c.files, oneLine(c.err.Error()))
+			continue
+		}
+		vs := ""
+		if base := one[c.backend]; base > 0 {
+			vs = fmt.Sprintf("%.2f", c.editsPerS()/base)
+		}
+		p("| %s | %d | %d | %d | %.0f | %s | %d (%.1f%%) | %d |\n", c.backend, c.writers, c.files, c.edits, c.editsPerS(),
+			vs, c.gaveUp, c.gaveUpPercent(), c.lost+c.dup)
 	}
 	p("\n")
 }

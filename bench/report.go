@@ -29,6 +29,7 @@ type report struct {
 	loads             map[string]string // load average when each backend started
 	cmds              []cmdResult
 	contention        []contentionResult
+	processes         []processResult
 	scale             []scaleResult
 	failures          []string // backends that could not run to the end
 }
@@ -51,6 +52,14 @@ func (r *report) problems() []string {
 		}
 		if c.lost > 0 || c.dup > 0 {
 			out = append(out, fmt.Sprintf("%s contention with %d writers: %d edits lost, %d duplicated", c.backend, c.writers, c.lost, c.dup))
+		}
+	}
+	for _, c := range r.processes {
+		if c.err != nil {
+			out = append(out, fmt.Sprintf("%s: %d processes on %d files: %v", c.backend, c.writers, c.files, c.err))
+		}
+		if c.lost > 0 || c.dup > 0 {
+			out = append(out, fmt.Sprintf("%s: %d processes on %d files: %d edits lost, %d duplicated", c.backend, c.writers, c.files, c.lost, c.dup))
 		}
 	}
 	for _, s := range r.scale {
@@ -167,6 +176,15 @@ func (r *report) csv(w *bytes.Buffer) error {
 		row := []string{"contention", c.backend, "insert", "", strconv.Itoa(c.writers)}
 		row = append(row, make([]string, 16)...)
 		row = append(row, strconv.Itoa(c.edits), num(c.editsPerS()), num(c.retriesPerEdit()),
+			strconv.Itoa(c.gaveUp), strconv.Itoa(c.lost+c.dup), errText(c.err))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	for _, c := range r.processes {
+		row := []string{"processes", c.backend, "insert", strconv.Itoa(c.files), strconv.Itoa(c.writers)}
+		row = append(row, make([]string, 16)...)
+		row = append(row, strconv.Itoa(c.edits), num(c.editsPerS()), "",
 			strconv.Itoa(c.gaveUp), strconv.Itoa(c.lost+c.dup), errText(c.err))
 		if err := cw.Write(row); err != nil {
 			return err

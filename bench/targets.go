@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,11 @@ type target struct {
 	requests func() int64
 	// close releases the client and removes what the target wrote.
 	close func(ctx context.Context) error
+	// url is the store as a `cloudmem --store` URL, and urlEnv the
+	// environment (NAME=value) a cloudmem process needs to open it beyond
+	// this process's; url is "" when a process cannot open the store.
+	url    string
+	urlEnv []string
 }
 
 // allTargets lists every target name in report order; opener opens one.
@@ -51,6 +57,10 @@ var allTargets = []string{"mem", "file", "minio", "fake-gcs", "azurite", "redis"
 type env struct {
 	runID string // unique per run: part of every remote prefix
 	tmp   string // a directory for file stores, removed after the run
+
+	cliOnce sync.Once // builds cloudmem for the process test (see cli)
+	cliPath string
+	cliErr  error
 }
 
 // open opens the target called name.
@@ -111,7 +121,7 @@ func (e *env) openFile(ctx context.Context, name string) (*target, error) {
 		return nil, err
 	}
 	return &target{
-		name: name, store: s,
+		name: name, store: s, url: dir,
 		sdk: &fileFloor{dir: raw},
 		close: func(context.Context) error {
 			return errors.Join(os.RemoveAll(dir), os.RemoveAll(raw))
@@ -146,8 +156,10 @@ func (e *env) openS3(ctx context.Context, name string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return remoteTarget(name, s, &s3Floor{client: client, bucket: bucket, key: prefix + "-raw/notes.md"}, n.Load,
-		func() error { return nil }), nil
+	t := remoteTarget(name, s, &s3Floor{client: client, bucket: bucket, key: prefix + "-raw/notes.md"}, n.Load,
+		func() error { return nil })
+	t.url = fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", bucket, prefix, url.QueryEscape(endpoint), cfg.Region)
+	return t, nil
 }
 
 func (e *env) openGCS(ctx context.Context, name string) (*target, error) {
@@ -171,7 +183,9 @@ func (e *env) openGCS(ctx context.Context, name string) (*target, error) {
 		return nil, err
 	}
 	floor := &gcsFloor{obj: client.Bucket(bucket).Object(prefix + "-raw/notes.md")}
-	return remoteTarget(name, s, floor, n.Load, client.Close), nil
+	t := remoteTarget(name, s, floor, n.Load, client.Close)
+	t.url = "gs://" + bucket + "/" + prefix // STORAGE_EMULATOR_HOST is in the environment
+	return t, nil
 }
 
 func (e *env) openRedis(ctx context.Context, name string) (*target, error) {
@@ -191,7 +205,9 @@ func (e *env) openRedis(ctx context.Context, name string) (*target, error) {
 		return nil, err
 	}
 	floor := newRedisFloor(client, "{"+prefix+"-raw}:notes.md")
-	return remoteTarget(name, s, floor, n.Load, client.Close), nil
+	t := remoteTarget(name, s, floor, n.Load, client.Close)
+	t.url = "redis://" + addr + "/0?prefix=" + url.QueryEscape(prefix)
+	return t, nil
 }
 
 // remoteTarget completes a target served by an emulator. Closing it

@@ -25,7 +25,7 @@ import (
 //	eval "$(bash integration/emulators.sh env)"
 //	cd bench && CLOUDMEM_BENCH_DIRMOVE=1 go test -run 'TestDirMove' -v .
 //
-// and copy the logged rows into docs/benchmarks.md.
+// and copy the logged rows into docs/dirmove.md.
 
 // dirMoveFiles is the size of the directory renamed and deleted on MinIO;
 // redisRenameFiles that of the Redis rename, the default file limit.

@@ -43,6 +43,9 @@ func (r *report) markdown(w *bytes.Buffer) {
 	r.contentionTable(w)
 	r.processTable(w)
 	r.scaleTables(w)
+	p("## Directory rename and delete\n\n")
+	p("Large directory renames and deletes, and what a Redis rename blocks, are measured by hand with the server\n")
+	p("running, not by this run: see [dirmove.md](dirmove.md) for the method and the numbers.\n\n")
 
 	if probs := r.problems(); len(probs) > 0 {
 		p("## Problems\n\nThe run failed:\n\n")

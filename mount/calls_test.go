@@ -2,6 +2,7 @@ package mount_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
@@ -20,11 +21,27 @@ import (
 // alone without blob.Renamer, less the same; and a command refused by a
 // mount rule makes none.
 func TestCallTable(t *testing.T) {
+	// Each store kind once: mem (atomic Rename and DeleteTree), and one with
+	// S3's capabilities (batch and versioned deletes, no Rename or
+	// DeleteTree), whose directory deletes and moves the table must hand to
+	// those capabilities as the store alone would use them.
+	for _, kind := range []struct {
+		name string
+		wrap func(blob.Store) blob.Store
+	}{
+		{"mem", func(s blob.Store) blob.Store { return s }},
+		{"s3-like", func(s blob.Store) blob.Store { return &s3Like{Store: s} }},
+	} {
+		t.Run(kind.name, func(t *testing.T) { testCallTable(t, kind.wrap) })
+	}
+}
+
+func testCallTable(t *testing.T, kind func(blob.Store) blob.Store) {
 	files := []string{"f.md", "d/x.md", "d/y.md"}
 	// run executes input over a fresh table (a holding files, b empty) and
 	// returns the calls on a and b.
 	run := func(t *testing.T, input string) (a, b blob.Counts) {
-		ca, cb := blob.NewCounter(mem.New(nil)), blob.NewCounter(mem.New(nil))
+		ca, cb := blob.NewCounter(kind(mem.New(nil))), blob.NewCounter(kind(mem.New(nil)))
 		for _, key := range files {
 			put(t, ca, key, "f\n")
 		}
@@ -39,7 +56,7 @@ func TestCallTable(t *testing.T) {
 		for _, key := range files {
 			put(t, s, "a/"+key, "f\n")
 		}
-		c := blob.NewCounter(wrap(s))
+		c := blob.NewCounter(wrap(kind(s)))
 		execute(t, pointsAnswered{c}, memory.Options{}, input)
 		return c.Counts()
 	}
@@ -79,7 +96,7 @@ func TestCallTable(t *testing.T) {
 			a, b := run(t, input)
 			// Besides: 1 Delete of b's file count, which the copies pass,
 			// and 1 Get of a's (none here, else marked changed).
-			want := add(alone(t, input, func(s blob.Store) blob.Store { return coreOnly{s} }), blob.Counts{Delete: 1, Get: 1})
+			want := add(alone(t, input, withoutRename), blob.Counts{Delete: 1, Get: 1})
 			if sum := add(a, b); sum != want || a.Put != 0 || b.Delete != 1 {
 				t.Errorf("mounts a %+v and b %+v (sum %+v), want a sum of %+v with no Put on a, only the count's Delete on b", a, b, sum, want)
 			}
@@ -101,7 +118,39 @@ func TestCallTable(t *testing.T) {
 
 func add(x, y blob.Counts) blob.Counts {
 	return blob.Counts{Get: x.Get + y.Get, Stat: x.Stat + y.Stat, Put: x.Put + y.Put, Delete: x.Delete + y.Delete,
-		List: x.List + y.List, Rename: x.Rename + y.Rename, DeleteTree: x.DeleteTree + y.DeleteTree}
+		List: x.List + y.List, Rename: x.Rename + y.Rename, DeleteTree: x.DeleteTree + y.DeleteTree,
+		Copy: x.Copy + y.Copy, DeleteVersions: x.DeleteVersions + y.DeleteVersions, DeleteKeys: x.DeleteKeys + y.DeleteKeys}
+}
+
+// withoutRename hides s's Renamer, and with it every capability of mem
+// (which has no others that a rename uses); a store without a Renamer
+// keeps its capabilities.
+func withoutRename(s blob.Store) blob.Store {
+	if _, ok := s.(blob.Renamer); ok {
+		return coreOnly{s}
+	}
+	return s
+}
+
+// s3Like has the capabilities of the S3 store over a store without any:
+// batch deletes and versioned deletes, each one call however many keys.
+type s3Like struct{ blob.Store }
+
+func (s *s3Like) DeleteKeys(ctx context.Context, keys []string) error {
+	for _, k := range keys {
+		if err := s.Store.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *s3Like) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+	errs := make([]error, len(infos))
+	for i, info := range infos {
+		errs[i] = s.Store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version})
+	}
+	return errs, nil
 }
 
 // pointsAnswered answers a Get or Stat of the key "a" or "b" (the mount

@@ -28,8 +28,11 @@
 // The table implements blob.Mounter, which the memory handler consults to
 // list the mount points at the root, to count files per mount, and to
 // refuse writes per mount (see the "Mounts" section of docs/spec.md). It
-// forwards blob.Renamer within one mount to that mount's store and
-// blob.TreeDeleter likewise; a rename across two mounts answers
+// forwards blob.Renamer and blob.Copier within one mount to that mount's
+// store, blob.TreeDeleter likewise, and blob.BatchDeleter and
+// blob.VersionDeleter to each mount the keys lie in (so a directory delete
+// or move inside a mount on S3 stays a few batch requests); a rename across
+// two mounts answers
 // errors.ErrUnsupported, so that blob.Rename copies each object into the
 // other mount with Put(IfAbsent) and then deletes the sources, with the
 // guarantee blob.Rename documents: every object is at its old key, its new
@@ -124,7 +127,8 @@ func CheckName(name string) error {
 // set is wrapped with blob.ReadOnly, so that no write reaches it.
 //
 // The returned store implements blob.Mounter, blob.Renamer,
-// blob.TreeDeleter, blob.ReadOnlyReporter, blob.KeyBudgeter and io.Closer, and is safe for
+// blob.TreeDeleter, blob.BatchDeleter, blob.VersionDeleter, blob.Copier,
+// blob.ReadOnlyReporter, blob.KeyBudgeter and io.Closer, and is safe for
 // concurrent use when every mounted store is. The table itself is fixed:
 // mounts are neither added nor removed after New.
 func New(mounts []Mount) (blob.Store, error) {

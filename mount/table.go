@@ -34,6 +34,9 @@ var (
 	_ blob.Mounter          = (*table)(nil)
 	_ blob.Renamer          = (*table)(nil)
 	_ blob.TreeDeleter      = (*table)(nil)
+	_ blob.BatchDeleter     = (*table)(nil)
+	_ blob.VersionDeleter   = (*table)(nil)
+	_ blob.Copier           = (*table)(nil)
 	_ blob.ReadOnlyReporter = (*table)(nil)
 	_ blob.KeyBudgeter      = (*table)(nil)
 	_ blob.ListHider        = (*table)(nil)
@@ -188,6 +191,104 @@ func (t *table) DeleteTree(ctx context.Context, dir string) error {
 		return errors.ErrUnsupported
 	}
 	return d.DeleteTree(ctx, k)
+}
+
+// writeGroups routes keys for a write to several of them: the mounts in
+// order of first appearance, and for each the indexes into keys and the
+// keys inside it. Any key outside every mount, a mount point or a key in a
+// read-only mount fails the whole call before anything is written.
+func (t *table) writeGroups(op string, keys []string) ([]*mounted, map[*mounted][]int, map[*mounted][]string, error) {
+	var order []*mounted
+	idx, inner := map[*mounted][]int{}, map[*mounted][]string{}
+	for i, key := range keys {
+		m, k, err := t.route(key)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if m.readOnly {
+			return nil, nil, nil, fmt.Errorf("mount: %s %q: %w", op, key, blob.ErrReadOnly)
+		}
+		if _, seen := idx[m]; !seen {
+			order = append(order, m)
+		}
+		idx[m] = append(idx[m], i)
+		inner[m] = append(inner[m], k)
+	}
+	return order, idx, inner, nil
+}
+
+// DeleteKeys deletes keys with blob.DeleteKeys on each mount they lie in
+// (its store's BatchDeleter, or its fallback), one mount after another,
+// and returns their errors joined. Nothing is deleted when a key lies
+// outside every mount, is a mount point, or lies in a read-only mount.
+func (t *table) DeleteKeys(ctx context.Context, keys []string) error {
+	order, _, inner, err := t.writeGroups("delete", keys)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, m := range order {
+		if err := blob.DeleteKeys(ctx, m.store, inner[m]); err != nil {
+			errs = append(errs, fmt.Errorf("mount %q: %w", m.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DeleteVersions deletes each object at its version with
+// blob.DeleteVersions on each mount the objects lie in (its store's
+// VersionDeleter, or its fallback), and returns the errors in the order of
+// infos. When a mount's call fails as a whole, each of its objects gets
+// that error. Nothing is deleted when a key lies outside every mount, is a
+// mount point, or lies in a read-only mount.
+func (t *table) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+	order, idx, inner, err := t.writeGroups("delete", blob.Keys(infos))
+	if err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(infos))
+	for _, m := range order {
+		part := make([]blob.Info, len(idx[m]))
+		for j, i := range idx[m] {
+			part[j] = blob.Info{Key: inner[m][j], Version: infos[i].Version}
+		}
+		got, err := blob.DeleteVersions(ctx, m.store, part)
+		for j, i := range idx[m] {
+			if err != nil {
+				errs[i] = fmt.Errorf("mount %q: %w", m.name, err)
+			} else {
+				errs[i] = got[j]
+			}
+		}
+	}
+	return errs, nil
+}
+
+// Copy forwards to the mount's store when src and dst lie in one mount
+// (errors.ErrUnsupported when that store has no Copier). Across two mounts
+// it answers errors.ErrUnsupported, so that blob.Copy reads and writes; a
+// read-only destination fails with blob.ErrReadOnly.
+func (t *table) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Info, error) {
+	from, srcKey, err := t.readRoute(src)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	to, dstKey, err := t.route(dst)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	switch {
+	case to.readOnly:
+		return blob.Info{}, fmt.Errorf("mount: copy to %q: %w", dst, blob.ErrReadOnly)
+	case from != to:
+		return blob.Info{}, fmt.Errorf("mount: copy across mounts %q and %q: %w", from.name, to.name, errors.ErrUnsupported)
+	}
+	c, ok := from.store.(blob.Copier)
+	if !ok {
+		return blob.Info{}, errors.ErrUnsupported
+	}
+	info, err := c.Copy(ctx, srcKey, dstKey, srcVersion)
+	return to.outer(info), err
 }
 
 // KeyBudget is the longest key of the roomiest mount, its name included;

@@ -6,10 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,5 +242,60 @@ func BenchmarkContendedEdits(b *testing.B) {
 			b.ReportMetric(float64(conflicts.Load()), "conflicts")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// TestLockDirectory: the key locks' directory is made on first use with
+// mode 0700 (whatever the umask), made again if someone removed it, and
+// never followed when it is a symbolic link: the lock fails and nothing is
+// created where the link points.
+func TestLockDirectory(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	lockDir := filepath.Join(dir, ".cloudmem-keylocks")
+	lock := func() error {
+		unlock, err := blob.Lock(t.Context(), s, "notes/a.md")
+		if err == nil {
+			unlock()
+		}
+		return err
+	}
+	wantDir := func(when string) {
+		t.Helper()
+		st, err := os.Lstat(lockDir)
+		if err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: the lock directory is %v (%v), want a directory with mode 0700", when, st.Mode(), err)
+		}
+	}
+	old := syscall.Umask(0)
+	err := lock()
+	syscall.Umask(old)
+	if err != nil {
+		t.Fatalf("the first Lock: %v", err)
+	}
+	wantDir("after the first Lock")
+	if err := lock(); err != nil {
+		t.Fatalf("Lock with the directory there: %v", err)
+	}
+	if err := os.RemoveAll(lockDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock(); err != nil {
+		t.Fatalf("Lock after the directory was removed: %v", err)
+	}
+	wantDir("after it was removed and locked again")
+
+	elsewhere := t.TempDir()
+	if err := os.RemoveAll(lockDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, lockDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock(); err == nil {
+		t.Fatal("Lock through a symbolic link succeeded")
+	}
+	if entries, err := os.ReadDir(elsewhere); err != nil || len(entries) != 0 {
+		t.Fatalf("the link's target holds %v (%v), want nothing", entries, err)
 	}
 }

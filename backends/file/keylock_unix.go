@@ -51,7 +51,13 @@ func (s *store) Lock(ctx context.Context, key string) (unlock func(), err error)
 	if err != nil {
 		return nil, err
 	}
-	dfd, err := makeSubdir(rootfd, keyLockDir)
+	// The lock directory is made once; after that, opening it changes
+	// nothing on disk (a mkdir and chmod on every lock would be metadata
+	// the writers' fsyncs then have to commit).
+	dfd, err := openSubdir(rootfd, keyLockDir)
+	if errors.Is(err, unix.ENOENT) {
+		dfd, err = makeSubdir(rootfd, keyLockDir)
+	}
 	unix.Close(rootfd)
 	if err != nil {
 		return nil, fmt.Errorf("file: %q: lock directory: %w", key, err)

@@ -166,7 +166,9 @@ func (t *timeoutStore) Copy(ctx context.Context, src, dst, srcVersion string) (I
 // deadline. A call that fails as a whole fails the objects it was given;
 // the calls after it still run. When the first call fails as a whole,
 // nothing was deleted, and its error is returned alone (so that
-// errors.ErrUnsupported makes blob.DeleteVersions fall back).
+// errors.ErrUnsupported makes blob.DeleteVersions fall back); a later part
+// the inner store declines with errors.ErrUnsupported is deleted one
+// object at a time.
 func (t *timeoutStore) DeleteVersions(ctx context.Context, infos []Info) ([]error, error) {
 	d, ok := t.inner.(VersionDeleter)
 	if !ok {
@@ -181,7 +183,14 @@ func (t *timeoutStore) DeleteVersions(ctx context.Context, infos []Info) ([]erro
 		for i := range got {
 			got[i] = end(got[i])
 		}
-		if err = end(err); err != nil {
+		err = end(err)
+		if first > 0 && errors.Is(err, errors.ErrUnsupported) {
+			// The inner store declines this part (S3 declines a few keys,
+			// or keys of several directories): the package function
+			// deletes it one object at a time, each under its own deadline.
+			got, err = DeleteVersions(ctx, t, part)
+		}
+		if err != nil {
 			if first == 0 {
 				return nil, err
 			}

@@ -165,15 +165,49 @@ func TestTimeoutDeleteKeysPerBatch(t *testing.T) {
 // through its plain store) that records how many objects each call got.
 type versionRecorder struct {
 	plain
-	mu    sync.Mutex
-	calls []int
+	declineBelow int // fewer objects than this get errors.ErrUnsupported, as S3 declines fewer than 4
+	mu           sync.Mutex
+	calls        []int
 }
 
 func (v *versionRecorder) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
 	v.mu.Lock()
 	v.calls = append(v.calls, len(infos))
 	v.mu.Unlock()
+	if len(infos) < v.declineBelow {
+		return nil, errors.ErrUnsupported
+	}
 	return blob.DeleteVersions(ctx, v.plain, infos)
+}
+
+// A part the VersionDeleter declines after the first (S3 declines a few
+// keys) is deleted one object at a time, not failed.
+func TestTimeoutDeleteVersionsDeclinedPart(t *testing.T) {
+	inner := mem.New(nil)
+	rec := &versionRecorder{plain: plain{inner}, declineBelow: 4}
+	s := blob.WithTimeout(rec, time.Minute)
+	const chunk = blob.DeleteParallel * blob.BatchKeys
+	putTree(t, inner, "d", chunk+2)
+	infos, err := blob.ListAll(t.Context(), inner, "d/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := blob.DeleteVersions(t.Context(), s, infos)
+	if err != nil {
+		t.Fatalf("DeleteVersions: %v", err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: error %v, want nil", infos[i].Key, err)
+		}
+	}
+	// The declined part of 2 was offered once more, alone, before the fallback.
+	if want := []int{chunk, 2, 2}; !slices.Equal(rec.calls, want) {
+		t.Errorf("DeleteVersions calls got %v objects, want %v", rec.calls, want)
+	}
+	if left, err := blob.ListAll(t.Context(), inner, ""); err != nil || len(left) != 0 {
+		t.Fatalf("after DeleteVersions: %d objects left, error %v", len(left), err)
+	}
 }
 
 // A VersionDeleter gets DeleteParallel*BatchKeys objects a call, and each

@@ -202,6 +202,10 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 	case cmdCreate: // Stat + List beneath + Stat per ancestor (existence), Get + Put of the file count (the limit),
 		// Put(IfAbsent), the clash check (List beneath + Stat per ancestor), Put of the count (confirmed)
 		c = blob.Counts{Get: 1, Stat: 3, List: 2, Put: 3}
+		if blob.ListHidesUnderObjects(b.t.store) { // MinIO: the ancestor's witness and a Stat of the key's
+			c.Put++
+			c.Stat++
+		}
 	case cmdStrReplace, cmdInsert:
 		c = blob.Counts{Get: 1, Put: 1}
 	case cmdDelete: // Get of the file count + Delete + Put of the count
@@ -215,6 +219,9 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 		default: // the copy path: probes, then Get + Put of each file, Delete of each, and a List to verify
 			n := int64(renameDirFiles)
 			c = blob.Counts{Get: 1 + n, List: 3, Stat: 1, Put: n, Delete: n}
+			if b.t.versionBatch { // the sources' deletes in one call
+				c.Delete, c.DeleteVersions = 0, 1
+			}
 		}
 	}
 	return c

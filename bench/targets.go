@@ -48,6 +48,10 @@ type target struct {
 	// this process's; url is "" when a process cannot open the store.
 	url    string
 	urlEnv []string
+	// versionBatch is true when the store deletes the sources of a moved
+	// directory in one blob.VersionDeleter call (S3's listing and
+	// DeleteObjects), not one Delete each.
+	versionBatch bool
 }
 
 // allTargets lists every target name in report order; opener opens one.
@@ -159,6 +163,7 @@ func (e *env) openS3(ctx context.Context, name string) (*target, error) {
 	t := remoteTarget(name, s, &s3Floor{client: client, bucket: bucket, key: prefix + "-raw/notes.md"}, n.Load,
 		func() error { return nil })
 	t.url = fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", bucket, prefix, url.QueryEscape(endpoint), cfg.Region)
+	t.versionBatch = true
 	return t, nil
 }
 
@@ -245,6 +250,7 @@ func encrypted(ctx context.Context, name string, t *target) (*target, error) {
 	return &target{
 		name: name, remote: t.remote, store: s,
 		sdk: t.sdk, requests: t.requests, close: t.close,
+		versionBatch: t.versionBatch, // the encrypting store forwards blob.VersionDeleter
 	}, nil
 }
 

@@ -78,16 +78,21 @@
 //	                                 none of the three when MaxFiles < 0)
 //	delete of a directory            1 Get of the count (+ 1 Put as for a
 //	                                 file) + 1 Delete (not a file) + 1 List +
-//	                                 blob.DeleteTree (List + a Delete per file
-//	                                 on a store without it) + 1 List (nothing
-//	                                 left); a Delete per file instead of
-//	                                 DeleteTree when reserved keys lie beneath
+//	                                 blob.DeleteTree (on a store without it,
+//	                                 List + blob.DeleteKeys: batches on a
+//	                                 blob.BatchDeleter, else a Delete per file)
+//	                                 + 1 List (nothing left); DeleteKeys
+//	                                 instead of DeleteTree when reserved keys
+//	                                 lie beneath
 //	rename within the known tree     1 Rename on a store with blob.Renamer;
 //	                                 without it, for a file Get + List + Put +
 //	                                 Delete, for a directory of n files
 //	                                 Get + List (sources) + Stat + List (the
-//	                                 destination) + n × (Get + Put + Delete)
-//	                                 + 1 List (nothing left)
+//	                                 destination) + n copies (blob.Copy: Get +
+//	                                 Put, or 1 Copy on a blob.Copier) + the
+//	                                 sources' deletes (1 DeleteVersions on a
+//	                                 blob.VersionDeleter, else n Deletes) + 1
+//	                                 List (nothing left)
 //	rename elsewhere                 probes in SPEC order, then as above: Stat
 //	                                 (+ List when no file) of the old path, Stat +
 //	                                 List of the new one, Stat of each ancestor of

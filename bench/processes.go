@@ -136,14 +136,16 @@ func startChild(ctx context.Context, cli string, t *target) (*child, error) {
 	return c, nil
 }
 
-// do sends one command and reads its result.
+// do sends one command and reads its result. A process that fails here
+// has its stderr reported by stop, once it has exited: until then os/exec
+// is still copying into the buffer.
 func (c *child) do(command []byte) (wire, error) {
 	if _, err := c.in.Write(append(command, '\n')); err != nil {
-		return wire{}, fmt.Errorf("writing to cloudmem exec: %w (stderr: %s)", err, c.stderrText())
+		return wire{}, fmt.Errorf("writing to cloudmem exec: %w", err)
 	}
 	line, err := c.out.ReadBytes('\n')
 	if err != nil {
-		return wire{}, fmt.Errorf("reading from cloudmem exec: %w (stderr: %s)", err, c.stderrText())
+		return wire{}, fmt.Errorf("reading from cloudmem exec: %w", err)
 	}
 	var w wire
 	if err := json.Unmarshal(line, &w); err != nil {
@@ -152,7 +154,8 @@ func (c *child) do(command []byte) (wire, error) {
 	return w, nil
 }
 
-// stop closes stdin, so the process ends at EOF, and waits for it.
+// stop closes stdin, so the process ends at EOF, and waits for it; the
+// error of a process that failed carries its stderr.
 func (c *child) stop() error {
 	c.in.Close()
 	if err := c.cmd.Wait(); err != nil {

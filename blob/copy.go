@@ -186,9 +186,10 @@ func (t *timeoutStore) DeleteVersions(ctx context.Context, infos []Info) ([]erro
 		err = end(err)
 		if first > 0 && errors.Is(err, errors.ErrUnsupported) {
 			// The inner store declines this part (S3 declines a few keys,
-			// or keys of several directories): the package function
-			// deletes it one object at a time, each under its own deadline.
-			got, err = DeleteVersions(ctx, t, part)
+			// or keys of several directories): the package function's
+			// fallback deletes it one object at a time through t, each
+			// Delete under its own deadline.
+			got, err = DeleteVersions(ctx, coreCalls{t}, part)
 		}
 		if err != nil {
 			if first == 0 {
@@ -203,6 +204,10 @@ func (t *timeoutStore) DeleteVersions(ctx context.Context, infos []Info) ([]erro
 	}
 	return errs, nil
 }
+
+// coreCalls is a store with the five core calls of the store it wraps and
+// none of its capabilities.
+type coreCalls struct{ Store }
 
 // Copy forwards to the inner store's Copier with the prefix added to both
 // keys.

@@ -264,24 +264,17 @@ func (t *table) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error,
 	return errs, nil
 }
 
-// Copy forwards to the mount's store when src and dst lie in one mount
-// (errors.ErrUnsupported when that store has no Copier). Across two mounts
-// it answers errors.ErrUnsupported, so that blob.Copy reads and writes; a
-// read-only destination fails with blob.ErrReadOnly.
+// Copy forwards to the mount's store when src and dst lie in one writable
+// mount (errors.ErrUnsupported when that store has no Copier). Otherwise
+// (across two mounts, into a read-only mount, to a key outside every mount)
+// it answers errors.ErrUnsupported, so that blob.Copy reads the source and
+// writes the destination, and fails as those calls do: a missing source
+// first, then the destination's refusal (blob.ErrReadOnly, ErrNotMounted).
 func (t *table) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Info, error) {
-	from, srcKey, err := t.readRoute(src)
-	if err != nil {
-		return blob.Info{}, err
-	}
-	to, dstKey, err := t.route(dst)
-	if err != nil {
-		return blob.Info{}, err
-	}
-	switch {
-	case to.readOnly:
-		return blob.Info{}, fmt.Errorf("mount: copy to %q: %w", dst, blob.ErrReadOnly)
-	case from != to:
-		return blob.Info{}, fmt.Errorf("mount: copy across mounts %q and %q: %w", from.name, to.name, errors.ErrUnsupported)
+	from, srcKey, err1 := t.readRoute(src)
+	to, dstKey, err2 := t.route(dst)
+	if err := errors.Join(err1, err2); err != nil || to.readOnly || from != to {
+		return blob.Info{}, fmt.Errorf("mount: copy %q to %q on the server: %w", src, dst, errors.ErrUnsupported)
 	}
 	c, ok := from.store.(blob.Copier)
 	if !ok {

@@ -80,21 +80,16 @@ func contention(ctx context.Context, t *target, p plan, rep *report, logf func(s
 	return nil
 }
 
-// contentionResult is one level of the contention test: writers handlers
-// inserting lines into one file at the same time.
-type contentionResult struct {
-	backend   string
-	writers   int
-	edits     int           // inserts reported done
-	elapsed   time.Duration // from the first insert to the last answer
-	conflicts int64         // Puts refused because another writer got there first
-	gaveUp    int           // inserts answered "changed by another writer" (then sent again)
-	lost      int           // lines reported inserted that are not in the file
-	dup       int           // lines present more than once
-	err       error
+// tally is what both contention tests count of one level.
+type tally struct {
+	edits   int           // inserts reported done
+	elapsed time.Duration // from the release to the last answer
+	gaveUp  int           // inserts answered "changed by another writer" (then sent again)
+	lost    int           // lines reported inserted that are not in the file
+	dup     int           // lines present more than once
 }
 
-func (r *contentionResult) editsPerS() float64 {
+func (r *tally) editsPerS() float64 {
 	if r.elapsed <= 0 {
 		return 0
 	}
@@ -103,11 +98,39 @@ func (r *contentionResult) editsPerS() float64 {
 
 // gaveUpPercent is the share of inserts answered "changed by another
 // writer", in percent of the inserts done.
-func (r *contentionResult) gaveUpPercent() float64 {
+func (r *tally) gaveUpPercent() float64 {
 	if r.edits == 0 {
 		return 0
 	}
 	return 100 * float64(r.gaveUp) / float64(r.edits)
+}
+
+// checkLines adds to lost and dup the lines of done that the file content
+// data lacks or holds more than once.
+func (r *tally) checkLines(data []byte, done []string) {
+	seen := map[string]int{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		seen[line]++
+	}
+	for _, line := range done {
+		switch seen[line] {
+		case 0:
+			r.lost++
+		case 1:
+		default:
+			r.dup++
+		}
+	}
+}
+
+// contentionResult is one level of the contention test: writers handlers
+// inserting lines into one file at the same time.
+type contentionResult struct {
+	tally
+	backend   string
+	writers   int
+	conflicts int64 // Puts refused because another writer got there first
+	err       error
 }
 
 func (r *contentionResult) retriesPerEdit() float64 {
@@ -231,19 +254,7 @@ func contend(ctx context.Context, t *target, writers, perWriter int, timeout tim
 		r.err = errors.Join(r.err, err)
 		return r
 	}
-	seen := map[string]int{}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		seen[line]++
-	}
-	for _, line := range done {
-		switch seen[line] {
-		case 0:
-			r.lost++
-		case 1:
-		default:
-			r.dup++
-		}
-	}
+	r.checkLines(data, done)
 	if want := strings.Count(text2K, "\n") + len(done); strings.Count(string(data), "\n") != want && r.err == nil {
 		r.err = fmt.Errorf("the file has %d lines, want %d", strings.Count(string(data), "\n"), want)
 	}

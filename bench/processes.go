@@ -36,29 +36,10 @@ type processLevel struct{ writers, files int }
 
 // processResult is one level of the process test on one target.
 type processResult struct {
+	tally
 	backend        string
 	writers, files int
-	edits          int           // inserts answered as done
-	elapsed        time.Duration // from the release to the last answer
-	gaveUp         int           // inserts answered "changed by another writer" (then sent again)
-	lost, dup      int           // lines reported inserted that are missing, or present twice
 	err            error
-}
-
-func (r *processResult) editsPerS() float64 {
-	if r.elapsed <= 0 {
-		return 0
-	}
-	return float64(r.edits) / r.elapsed.Seconds()
-}
-
-// gaveUpPercent is the share of inserts answered "changed by another
-// writer", in percent of the inserts done.
-func (r *processResult) gaveUpPercent() float64 {
-	if r.edits == 0 {
-		return 0
-	}
-	return 100 * float64(r.gaveUp) / float64(r.edits)
 }
 
 // cli builds the cloudmem command once per run, into the run's directory,
@@ -275,19 +256,7 @@ func contendProcesses(ctx context.Context, cli string, t *target, l processLevel
 			r.err = errors.Join(r.err, err)
 			continue
 		}
-		seen := map[string]int{}
-		for line := range strings.SplitSeq(string(data), "\n") {
-			seen[line]++
-		}
-		for _, line := range done[f] {
-			switch seen[line] {
-			case 0:
-				r.lost++
-			case 1:
-			default:
-				r.dup++
-			}
-		}
+		r.checkLines(data, done[f])
 		if want := strings.Count(text2K, "\n") + len(done[f]); strings.Count(string(data), "\n") != want {
 			r.err = errors.Join(r.err, fmt.Errorf("%s has %d lines, want %d", key, strings.Count(string(data), "\n"), want))
 		}

@@ -15,4 +15,8 @@
 // conditional writes are exact and a renamed tree is never seen half moved.
 // Data passed to Put and returned by Get is copied, so callers may reuse
 // their slices.
+//
+// Keys are kept in byte order in a B-tree (github.com/google/btree) beside
+// the objects, so List, Rename and DeleteTree cost time logarithmic in the
+// store's size plus the keys under their prefix, not a scan of every key.
 package mem

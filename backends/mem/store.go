@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/btree"
+
 	"github.com/cloudmem/cloudmem/blob"
 )
 
@@ -28,7 +30,7 @@ func Open(_ context.Context, opts *Options) (blob.Store, error) { return New(opt
 // New returns an empty store. A nil opts means the zero Options.
 // The store is safe for concurrent use.
 func New(opts *Options) blob.Store {
-	s := &store{objects: map[string]object{}, now: time.Now}
+	s := &store{objects: map[string]object{}, keys: btree.NewOrderedG[string](btreeDegree), now: time.Now}
 	if opts != nil && opts.Now != nil {
 		s.now = opts.Now
 	}
@@ -40,10 +42,18 @@ type object struct {
 	info blob.Info
 }
 
+// btreeDegree is the degree of the key index: a node holds up to 63 keys.
+const btreeDegree = 32
+
+// store keeps the objects in a map and their keys, in byte order, in a
+// B-tree beside it, so that a listing, rename or tree delete finds the keys
+// under a prefix in time logarithmic in the store's size (plus the keys it
+// touches), not by a scan of every key.
 type store struct {
 	mu      sync.RWMutex
 	objects map[string]object
-	seq     uint64 // last version handed out; versions are never reused
+	keys    *btree.BTreeG[string] // the keys of objects
+	seq     uint64                // last version handed out; versions are never reused
 	now     func() time.Time
 }
 
@@ -97,7 +107,7 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 		return blob.Info{}, err
 	}
 	o := object{data: slices.Clone(data), info: s.newInfo(key, int64(len(data)))}
-	s.objects[key] = o
+	s.set(key, o)
 	return o.info, nil
 }
 
@@ -113,8 +123,36 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 	if err := s.check(key, c); err != nil {
 		return err
 	}
-	delete(s.objects, key)
+	s.remove(key)
 	return nil
+}
+
+// set stores o under key; the caller holds the write lock.
+func (s *store) set(key string, o object) {
+	if _, ok := s.objects[key]; !ok {
+		s.keys.ReplaceOrInsert(key)
+	}
+	s.objects[key] = o
+}
+
+// remove deletes key; the caller holds the write lock.
+func (s *store) remove(key string) {
+	delete(s.objects, key)
+	s.keys.Delete(key)
+}
+
+// under returns the keys that start with prefix, in byte order; the caller
+// holds the lock.
+func (s *store) under(prefix string) []string {
+	var keys []string
+	s.keys.AscendGreaterOrEqual(prefix, func(k string) bool {
+		if !strings.HasPrefix(k, prefix) {
+			return false
+		}
+		keys = append(keys, k)
+		return true
+	})
+	return keys
 }
 
 // check enforces c on key; the caller holds the write lock.
@@ -140,11 +178,10 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 		// Snapshot under the lock, yield without it, so that the consumer
 		// may call back into the store.
 		s.mu.RLock()
-		infos := make([]blob.Info, 0, len(s.objects))
-		for k, o := range s.objects {
-			if strings.HasPrefix(k, prefix) {
-				infos = append(infos, o.info)
-			}
+		keys := s.under(prefix)
+		infos := make([]blob.Info, len(keys))
+		for i, k := range keys {
+			infos[i] = s.objects[k].info
 		}
 		s.mu.RUnlock()
 		blob.YieldSorted(ctx, infos, yield)
@@ -167,30 +204,22 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var moves []string // source keys
-	if _, ok := s.objects[src]; ok {
-		moves = []string{src}
-	} else {
-		for k := range s.objects {
-			if strings.HasPrefix(k, src+"/") {
-				moves = append(moves, k)
-			}
-		}
+	moves := []string{src} // source keys
+	if _, ok := s.objects[src]; !ok {
+		moves = s.under(src + "/")
 	}
 	if len(moves) == 0 {
 		return notExist(src)
 	}
-	for k := range s.objects {
-		if k == dst || strings.HasPrefix(k, dst+"/") {
-			return precondition(dst)
-		}
+	if _, ok := s.objects[dst]; ok || s.hasUnder(dst+"/") {
+		return precondition(dst)
 	}
 	for _, from := range moves {
 		o := s.objects[from]
 		to := dst + strings.TrimPrefix(from, src)
 		o.info = s.newInfo(to, o.info.Size)
-		delete(s.objects, from)
-		s.objects[to] = o
+		s.remove(from)
+		s.set(to, o)
 	}
 	return nil
 }
@@ -202,15 +231,23 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for k := range s.objects {
-		if strings.HasPrefix(k, dir+"/") {
-			delete(s.objects, k)
-			n++
-		}
-	}
-	if n == 0 {
+	keys := s.under(dir + "/")
+	if len(keys) == 0 {
 		return notExist(dir + "/")
 	}
+	for _, k := range keys {
+		s.remove(k)
+	}
 	return nil
+}
+
+// hasUnder reports whether any key starts with prefix; the caller holds
+// the lock.
+func (s *store) hasUnder(prefix string) bool {
+	found := false
+	s.keys.AscendGreaterOrEqual(prefix, func(k string) bool {
+		found = strings.HasPrefix(k, prefix)
+		return false
+	})
+	return found
 }

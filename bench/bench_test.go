@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,8 +105,8 @@ func TestQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A header, 8 commands and 2 contention levels on each store, 3
-	// process levels on file, and 3 operations at 2 sizes on each store.
-	if want := 1 + 2*8 + 2*2 + 3 + 2*3*2; len(rows) != want {
+	// process levels on file, and 4 operations at 2 sizes on each store.
+	if want := 1 + 2*8 + 2*2 + 3 + 2*4*2; len(rows) != want {
 		t.Errorf("the CSV has %d rows, want %d", len(rows), want)
 	}
 
@@ -269,5 +270,42 @@ func TestMisses(t *testing.T) {
 `
 	if got := w.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestProcessRounds checks how the process test adds its rounds up: the
+// edits/s is the median round's, and vs one pairs each round with the one
+// process's of the same round, so that a slow minute of the machine weighs
+// on both sides of a ratio, not on one.
+func TestProcessRounds(t *testing.T) {
+	round := func(writers int, edits int, secs float64, gaveUp int) processResult {
+		return processResult{backend: "file", writers: writers, files: 1,
+			tally: tally{edits: edits, elapsed: time.Duration(secs * float64(time.Second)), gaveUp: gaveUp}}
+	}
+	var one, many processResult
+	for _, r := range []struct {
+		one, many float64 // seconds for 600 inserts
+	}{{6, 20.0 / 3}, {2, 2.5}, {3, 20.0 / 7}} { // edits/s: 100/90, 300/240, 200/210
+		one.add(round(1, 600, r.one, 0))
+		many.add(round(64, 600, r.many, 2))
+	}
+	if got, want := math.Round(one.rate()), 200.0; got != want {
+		t.Errorf("one's rate = %v, want the median round's %v", got, want)
+	}
+	if got, want := math.Round(many.rate()), 210.0; got != want {
+		t.Errorf("many's rate = %v, want the median round's %v", got, want)
+	}
+	// Per round 0.9, 0.8 and 1.05: the median is 0.9, where the ratio of
+	// the medians would say 1.05.
+	if got, want := math.Round(100*many.vsOne(&one))/100, 0.9; got != want {
+		t.Errorf("vs one = %v, want %v", got, want)
+	}
+	if many.edits != 1800 || many.gaveUp != 6 || many.writers != 64 || many.err != nil {
+		t.Errorf("the rounds add up to %+v, want 1800 edits, 6 gave up, 64 writers, no error", many)
+	}
+	var short processResult
+	short.add(round(64, 600, 2, 0))
+	if got := short.vsOne(&one); got != 0 {
+		t.Errorf("vs one of rounds that do not pair up = %v, want 0", got)
 	}
 }

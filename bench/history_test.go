@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
@@ -169,13 +168,4 @@ func timeCommand(b *testing.B, t *target, h *memory.Handler, setup, run func(con
 		return d, 0
 	}
 	return d, t.requests() - before
-}
-
-// median returns the median of ds (which it sorts).
-func median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	slices.Sort(ds)
-	return ds[len(ds)/2]
 }

@@ -46,9 +46,11 @@ type plan struct {
 	contentionTimeout       time.Duration
 	sizes                   []int // store sizes of the scale test
 	// The process contention test: its levels (the first is the one
-	// writer the others are compared with) and the inserts per level.
+	// writer the others are compared with), the inserts per level, and
+	// how many times the levels run, one after the other in turn.
 	processLevels []processLevel
 	processEdits  int
+	processRounds int
 }
 
 func planFor(quick bool) plan {
@@ -58,7 +60,7 @@ func planFor(quick bool) plan {
 			local: b, remote: b, scaleLocal: b, scaleRemote: b,
 			levels: []int{1, 4}, editsLocal: 8, editsRemote: 8, contentionTimeout: time.Minute,
 			sizes:         []int{120, 150},
-			processLevels: []processLevel{{1, 1}, {4, 1}, {4, 4}}, processEdits: 8,
+			processLevels: []processLevel{{1, 1}, {4, 1}, {4, 4}}, processEdits: 8, processRounds: 1,
 		}
 	}
 	return plan{
@@ -73,6 +75,7 @@ func planFor(quick bool) plan {
 		sizes:             []int{100, 1000, 10000},
 		processLevels:     []processLevel{{1, 1}, {64, 1}, {64, 64}},
 		processEdits:      512,
+		processRounds:     5,
 	}
 }
 

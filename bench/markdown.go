@@ -339,17 +339,20 @@ func (r *report) processTable(w *bytes.Buffer) {
 	}
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("## Contention between processes\n\n")
-	p("N separate `cloudmem exec` processes, each opening the store's URL as a user would, insert %d lines in\n", r.plan.processEdits)
-	p("all, each process its share: either all into one file, or each into a file of its own. Every process has\n")
+	p("N separate `cloudmem exec` processes, each opening the store's URL as a user would, insert %d lines a\n", r.plan.processEdits)
+	p("round, each process its share: either all into one file, or each into a file of its own. Every process has\n")
 	p("opened the store and answered a view before all are released at once; the clock runs from the release to\n")
-	p("the last answer. An insert answered \"changed by another writer\" is sent again (**gave up**). **vs one**\n")
-	p("is the edits/s against one process's on the same backend. Afterwards every line reported inserted must be\n")
+	p("the last answer. The levels run in turn, %d rounds on each backend (each level of the table once, in\n", r.plan.processRounds)
+	p("its order, then again). **edits** counts every round's; **edits/s** is the median round's.\n")
+	p("**vs one** is the median over the rounds of the edits/s against one process's in the same round (the\n")
+	p("machine's disk is not equally fast from one minute to the next). An insert answered \"changed by another\n")
+	p("writer\" is sent again (**gave up**). Afterwards every line reported inserted must be\n")
 	p("in its file exactly once (**lost** counts those missing or duplicated; any makes the run fail).\n\n")
 	p("| backend | processes | files | edits | edits/s | vs one | gave up | lost |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	one := map[string]float64{}
-	for _, c := range r.processes {
+	one := map[string]*processResult{}
+	for i, c := range r.processes {
 		if c.writers == 1 && c.err == nil {
-			one[c.backend] = c.editsPerS()
+			one[c.backend] = &r.processes[i]
 		}
 	}
 	for _, c := range r.processes {
@@ -358,10 +361,12 @@ func (r *report) processTable(w *bytes.Buffer) {
 			continue
 		}
 		vs := ""
-		if base := one[c.backend]; base > 0 {
-			vs = fmt.Sprintf("%.2f", c.editsPerS()/base)
+		if base := one[c.backend]; base != nil {
+			if v := c.vsOne(base); v > 0 {
+				vs = fmt.Sprintf("%.2f", v)
+			}
 		}
-		p("| %s | %d | %d | %d | %.0f | %s | %d (%.1f%%) | %d |\n", c.backend, c.writers, c.files, c.edits, c.editsPerS(),
+		p("| %s | %d | %d | %d | %.0f | %s | %d (%.1f%%) | %d |\n", c.backend, c.writers, c.files, c.edits, c.rate(),
 			vs, c.gaveUp, c.gaveUpPercent(), c.lost+c.dup)
 	}
 	p("\n")
@@ -383,14 +388,16 @@ func (r *report) scaleTables(w *bytes.Buffer) {
 		}
 	}
 	p("## Scale\n\n")
-	p("The store grows to %s files (two 50-file directories, the rest in ten directories). `view /memories`\n", joinInts(sizes))
+	p("The store grows to %s files (two 50-file directories, the rest in ten directories). `view file` reads\n", joinInts(sizes))
+	p("one 2 KB file, one `Get` (its floor is that `Get`); `view /memories`\n")
 	p("lists the whole store and prints two levels of it; `rename dir` moves a 50-file directory; `create` keeps\n")
 	p("the file limit with the store's file count, not a listing (the limit is raised here so that create still\n")
 	p("succeeds), then writes; its floor lists the whole store, as create did before. Each cell: cloudmem p50,\n")
 	p("then storage calls / requests (one `List` counts once\n")
 	p("however many pages it reads; the requests show the pages). Where the calls stay the same and the time\n")
-	p("still grows (a 50-file rename on fake-gcs-server and Azurite), the server's own requests got slower as the\n")
-	p("bucket filled.\n\n")
+	p("still grows, the server's own requests got slower as the bucket filled: `view file`, a single `Get`, shows\n")
+	p("by how much on each server. (fake-gcs-server's memory backend finds an object by scanning every object of\n")
+	p("the bucket, and lists by copying them all, so each of its requests costs time in proportion to the bucket.)\n\n")
 	p("![latency against store size](benchmarks.png)\n\n")
 	for _, op := range scaleOps {
 		p("### %s\n\n| backend |", op)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,20 +28,69 @@ import (
 // key locks must hold across processes, and each process has its own client,
 // connections and retry timing.
 var (
-	processes      = flag.Bool("processes", true, "run the contention test with separate cloudmem exec processes too")
-	processesEdits = flag.Int("processes-edits", 0, "inserts per level of the process contention test (default 512)")
+	processes       = flag.Bool("processes", true, "run the contention test with separate cloudmem exec processes too")
+	processesEdits  = flag.Int("processes-edits", 0, "inserts per level of the process contention test (default 512)")
+	processesRounds = flag.Int("processes-rounds", 0, "how many times the process contention test runs its levels, in turn (default 5)")
 )
 
 // processLevel is one level of the process test: writers processes
 // inserting into files files (1: all into one; writers: one each).
 type processLevel struct{ writers, files int }
 
-// processResult is one level of the process test on one target.
+// processResult is one level of the process test on one target, over
+// every round: the tally adds the rounds up, rates holds each round's
+// edits/s in the order they ran.
 type processResult struct {
 	tally
 	backend        string
 	writers, files int
+	rates          []float64
 	err            error
+}
+
+// add counts one round r of the same level into p.
+func (p *processResult) add(r processResult) {
+	p.backend, p.writers, p.files = r.backend, r.writers, r.files
+	p.edits += r.edits
+	p.elapsed += r.elapsed
+	p.gaveUp += r.gaveUp
+	p.lost += r.lost
+	p.dup += r.dup
+	p.rates = append(p.rates, r.editsPerS())
+	p.err = errors.Join(p.err, r.err)
+}
+
+// rate is the median round's edits/s.
+func (p *processResult) rate() float64 { return median(p.rates) }
+
+// vsOne is the median over the rounds of p's edits/s against one's in the
+// same round: the machine's speed changes from minute to minute (an fsync
+// here takes from 2 to 6 ms), and levels that ran side by side see the same
+// machine. It is 0 when the rounds do not pair up.
+func (p *processResult) vsOne(one *processResult) float64 {
+	if len(p.rates) != len(one.rates) || len(p.rates) == 0 {
+		return 0
+	}
+	ratios := make([]float64, len(p.rates))
+	for i := range p.rates {
+		if one.rates[i] <= 0 {
+			return 0
+		}
+		ratios[i] = p.rates[i] / one.rates[i]
+	}
+	return median(ratios)
+}
+
+// median returns the middle value of xs (the upper middle one when their
+// number is even), or zero for none. It leaves xs as it was.
+func median[T cmp.Ordered](xs []T) T {
+	var zero T
+	if len(xs) == 0 {
+		return zero
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // cli builds the cloudmem command once per run, into the run's directory,
@@ -58,9 +109,10 @@ func (e *env) cli(ctx context.Context) (string, error) {
 	return e.cliPath, e.cliErr
 }
 
-// runProcesses runs every process level on t, logs each and adds it to
-// rep. A target without a store URL (mem, and the encrypted ones, whose
-// key a process would need in a file) is left out.
+// runProcesses runs the process levels on t, all of them in turn, as many
+// rounds as the plan says, logs each run and adds each level's rounds to
+// rep. A target without a store URL (mem, and the encrypted ones, whose key
+// a process would need in a file) is left out.
 func runProcesses(ctx context.Context, e *env, t *target, p plan, rep *report, logf func(string, ...any)) error {
 	if !*processes || t.url == "" {
 		return nil
@@ -73,13 +125,22 @@ func runProcesses(ctx context.Context, e *env, t *target, p plan, rep *report, l
 	if *processesEdits > 0 {
 		edits = *processesEdits
 	}
-	rep.plan.processEdits = edits // the report's text names the count the run made
-	for _, l := range p.processLevels {
-		r := contendProcesses(ctx, cli, t, l, edits, p.contentionTimeout)
-		logf("%-9s %2d processes on %2d files: %d edits, %.0f edits/s, %d gave up (%.1f%%), %d lost, %d duplicated, err %v",
-			t.name, r.writers, r.files, r.edits, r.editsPerS(), r.gaveUp, r.gaveUpPercent(), r.lost, r.dup, r.err)
-		rep.processes = append(rep.processes, r)
+	rounds := p.processRounds
+	if *processesRounds > 0 {
+		rounds = *processesRounds
 	}
+	// The report's text names the counts the run made.
+	rep.plan.processEdits, rep.plan.processRounds = edits, rounds
+	levels := make([]processResult, len(p.processLevels))
+	for round := range rounds {
+		for i, l := range p.processLevels {
+			r := contendProcesses(ctx, cli, t, l, edits, p.contentionTimeout)
+			logf("%-9s round %d, %2d processes on %2d files: %d edits, %.0f edits/s, %d gave up (%.1f%%), %d lost, %d duplicated, err %v",
+				t.name, round+1, r.writers, r.files, r.edits, r.editsPerS(), r.gaveUp, r.gaveUpPercent(), r.lost, r.dup, r.err)
+			levels[i].add(r)
+		}
+	}
+	rep.processes = append(rep.processes, levels...)
 	return nil
 }
 

@@ -184,7 +184,7 @@ func (r *report) csv(w *bytes.Buffer) error {
 	for _, c := range r.processes {
 		row := []string{"processes", c.backend, "insert", strconv.Itoa(c.files), strconv.Itoa(c.writers)}
 		row = append(row, make([]string, 16)...)
-		row = append(row, strconv.Itoa(c.edits), num(c.editsPerS()), "",
+		row = append(row, strconv.Itoa(c.edits), num(c.rate()), "",
 			strconv.Itoa(c.gaveUp), strconv.Itoa(c.lost+c.dup), errText(c.err))
 		if err := cw.Write(row); err != nil {
 			return err

@@ -58,12 +58,15 @@ func scaleAlone(ctx context.Context, t *target, p plan, rep *report, logf func(s
 
 // The operations measured as the store grows.
 const (
+	scaleViewFile  = "view file"
 	scaleViewRoot  = "view /memories"
 	scaleRenameDir = "rename dir (50 files)"
 	scaleCreate    = "create"
 )
 
-var scaleOps = []string{scaleViewRoot, scaleRenameDir, scaleCreate}
+// scaleViewFile is one Get: whatever it gains as the store grows is the
+// server's own cost per request, which every other operation pays too.
+var scaleOps = []string{scaleViewFile, scaleViewRoot, scaleRenameDir, scaleCreate}
 
 // scaleResult is one operation at one store size.
 type scaleResult struct {
@@ -165,6 +168,8 @@ func (sb *scaleBench) grow(ctx context.Context, n int) error {
 // table is the call table's allowance for op.
 func (sb *scaleBench) table(op string) blob.Counts {
 	switch op {
+	case scaleViewFile:
+		return sb.cmdBench.table(cmdViewFile)
 	case scaleViewRoot:
 		return blob.Counts{List: 1}
 	case scaleRenameDir:
@@ -176,18 +181,28 @@ func (sb *scaleBench) table(op string) blob.Counts {
 // variants returns the handler's and the floor's variant of op.
 func (sb *scaleBench) variants(op string) []*variant {
 	var h, f *variant
+	dir := func(who string, at bool) string {
+		if at {
+			return "move-" + who + "-1"
+		}
+		return "move-" + who + "-0"
+	}
 	switch op {
+	case scaleViewFile:
+		// A file of the floor's directory, wherever the floor's renames left it.
+		key := func() string { return dir("f", sb.where[1]) + "/file-00.md" }
+		h = &variant{run: func(ctx context.Context, _ int) error {
+			return sb.exec(ctx, input("command", "view", "path", "/memories/"+key()))
+		}}
+		f = &variant{run: func(ctx context.Context, _ int) error {
+			_, _, err := sb.fc.Get(ctx, key(), blob.MaxObjectBytes)
+			return err
+		}}
 	case scaleViewRoot:
 		in := input("command", "view", "path", "/memories")
 		h = &variant{run: func(ctx context.Context, _ int) error { return sb.exec(ctx, in) }}
 		f = &variant{run: func(ctx context.Context, _ int) error { return drain(sb.fc.List(ctx, "")) }}
 	case scaleRenameDir:
-		dir := func(who string, at bool) string {
-			if at {
-				return "move-" + who + "-1"
-			}
-			return "move-" + who + "-0"
-		}
 		h = &variant{run: func(ctx context.Context, _ int) error {
 			from, to := dir("h", sb.where[0]), dir("h", !sb.where[0])
 			err := sb.exec(ctx, input("command", "rename", "old_path", "/memories/"+from, "new_path", "/memories/"+to))

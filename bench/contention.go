@@ -89,6 +89,15 @@ type tally struct {
 	dup     int           // lines present more than once
 }
 
+// add counts o into r, as one more run of the same level.
+func (r *tally) add(o tally) {
+	r.edits += o.edits
+	r.elapsed += o.elapsed
+	r.gaveUp += o.gaveUp
+	r.lost += o.lost
+	r.dup += o.dup
+}
+
 func (r *tally) editsPerS() float64 {
 	if r.elapsed <= 0 {
 		return 0

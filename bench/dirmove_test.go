@@ -41,6 +41,27 @@ func dirMoveEnabled(t *testing.T) {
 	}
 }
 
+// openMeasured opens the bench target name for a hand-run measurement,
+// under a run prefix of its own (what, then the time), and removes what the
+// test wrote when it ends. Only that is removed: the target's SDK floor
+// object was never made, so tg.close would fail on it. The client is left
+// to the end of the test process.
+func openMeasured(t *testing.T, what, name string) *target {
+	t.Helper()
+	ctx := t.Context()
+	e := &env{runID: what + "-" + time.Now().UTC().Format("20060102T150405")}
+	tg, err := e.open(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := wipe(context.WithoutCancel(ctx), tg.store); err != nil {
+			t.Error(err)
+		}
+	})
+	return tg
+}
+
 // seedDir writes n small files under dir, 16 at a time.
 func seedDir(ctx context.Context, s blob.Store, dir string, n int) error {
 	var (
@@ -99,19 +120,7 @@ type coreOnly struct{ blob.Store }
 
 func dirMove(t *testing.T, name string) {
 	ctx := t.Context()
-	e := &env{runID: "dirmove-" + time.Now().UTC().Format("20060102T150405")}
-	tg, err := e.open(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Only what this test wrote is removed: the target's SDK floor object
-	// was never made, so tg.close would fail on it. The client is left to
-	// the end of the test process.
-	defer func() {
-		if err := wipe(context.WithoutCancel(ctx), tg.store); err != nil {
-			t.Error(err)
-		}
-	}()
+	tg := openMeasured(t, "dirmove", name)
 	if err := seedDir(ctx, tg.store, "big", dirMoveFiles); err != nil {
 		t.Fatal(err)
 	}
@@ -181,19 +190,7 @@ func dirMove(t *testing.T, name string) {
 func TestDirMoveRedisPing(t *testing.T) {
 	dirMoveEnabled(t)
 	ctx := t.Context()
-	e := &env{runID: "dirmove-" + time.Now().UTC().Format("20060102T150405")}
-	tg, err := e.open(ctx, "redis")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Only what this test wrote is removed: the target's SDK floor object
-	// was never made, so tg.close would fail on it. The client is left to
-	// the end of the test process.
-	defer func() {
-		if err := wipe(context.WithoutCancel(ctx), tg.store); err != nil {
-			t.Error(err)
-		}
-	}()
+	tg := openMeasured(t, "dirmove", "redis")
 	if err := seedDir(ctx, tg.store, "big", redisRenameFiles); err != nil {
 		t.Fatal(err)
 	}

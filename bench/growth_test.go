@@ -48,17 +48,7 @@ const (
 
 func serverGrowth(t *testing.T, name string) {
 	ctx := t.Context()
-	e := &env{runID: "growth-" + time.Now().UTC().Format("20060102T150405")}
-	tg, err := e.open(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := wipe(context.WithoutCancel(ctx), tg.store); err != nil {
-			t.Error(err)
-		}
-	}()
-	s := tg.store
+	s := openMeasured(t, "growth", name).store
 	calls := []struct {
 		name string
 		do   func(ctx context.Context, i int) error

@@ -51,11 +51,7 @@ type processResult struct {
 // add counts one round r of the same level into p.
 func (p *processResult) add(r processResult) {
 	p.backend, p.writers, p.files = r.backend, r.writers, r.files
-	p.edits += r.edits
-	p.elapsed += r.elapsed
-	p.gaveUp += r.gaveUp
-	p.lost += r.lost
-	p.dup += r.dup
+	p.tally.add(r.tally)
 	p.rates = append(p.rates, r.editsPerS())
 	p.err = errors.Join(p.err, r.err)
 }
@@ -66,7 +62,8 @@ func (p *processResult) rate() float64 { return median(p.rates) }
 // vsOne is the median over the rounds of p's edits/s against one's in the
 // same round: the machine's speed changes from minute to minute (one
 // process's inserts into the file store ran at 165 to 553 a second in runs
-// minutes apart), and levels that ran side by side see the same machine. It is 0 when the rounds do not pair up.
+// minutes apart), and levels that ran side by side see the same machine.
+// It is 0 when the rounds do not pair up.
 func (p *processResult) vsOne(one *processResult) float64 {
 	if len(p.rates) != len(one.rates) || len(p.rates) == 0 {
 		return 0

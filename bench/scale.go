@@ -64,8 +64,10 @@ const (
 	scaleCreate    = "create"
 )
 
-// scaleViewFile is one Get: whatever it gains as the store grows is the
-// server's own cost per request, which every other operation pays too.
+// scaleOps are the operations in the order of the report. scaleViewFile
+// is one Get: what a read alone gains as the server's bucket fills (on
+// fake-gcs-server, nothing, while its writes and listings slow down; see
+// TestServerGrowth).
 var scaleOps = []string{scaleViewFile, scaleViewRoot, scaleRenameDir, scaleCreate}
 
 // scaleResult is one operation at one store size.

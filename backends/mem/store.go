@@ -141,14 +141,19 @@ func (s *store) remove(key string) {
 	s.keys.Delete(key)
 }
 
+// ascend calls fn with each key that starts with prefix, in byte order,
+// until fn returns false; the caller holds the lock.
+func (s *store) ascend(prefix string, fn func(key string) bool) {
+	s.keys.AscendGreaterOrEqual(prefix, func(k string) bool {
+		return strings.HasPrefix(k, prefix) && fn(k)
+	})
+}
+
 // under returns the keys that start with prefix, in byte order; the caller
 // holds the lock.
 func (s *store) under(prefix string) []string {
 	var keys []string
-	s.keys.AscendGreaterOrEqual(prefix, func(k string) bool {
-		if !strings.HasPrefix(k, prefix) {
-			return false
-		}
+	s.ascend(prefix, func(k string) bool {
 		keys = append(keys, k)
 		return true
 	})
@@ -245,8 +250,8 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 // the lock.
 func (s *store) hasUnder(prefix string) bool {
 	found := false
-	s.keys.AscendGreaterOrEqual(prefix, func(k string) bool {
-		found = strings.HasPrefix(k, prefix)
+	s.ascend(prefix, func(string) bool {
+		found = true
 		return false
 	})
 	return found

@@ -207,6 +207,9 @@ func (syn *BucketSyntax) parse(name string, u *url.URL, prefix string) (bucket, 
 		if err := blob.CheckKey(joined); err != nil {
 			return "", "", fmt.Errorf("%s: prefix %q: %w", name, joined, err)
 		}
+		if err := checkUnreserved(joined); err != nil {
+			return "", "", fmt.Errorf("%s: prefix %q: %w", name, joined, err)
+		}
 	}
 	return u.Host, joined, nil
 }

@@ -203,6 +203,10 @@ func TestOpenErrors(t *testing.T) {
 		{"mem://?prefix=/", "storeurl: prefix is empty (leave it out to use the whole store)"},
 		{"mem://?prefix=a/../b", `storeurl: prefix=a/../b: blob: invalid key: ".." segment`},
 		{"mem://?prefix=a//b", "storeurl: prefix=a//b: blob: invalid key: empty segment"},
+		{"mem://?prefix=.cloudmem", "storeurl: prefix=.cloudmem: the segment .cloudmem is reserved for cloudmem's bookkeeping"},
+		{"mem://?prefix=.cloudmem/history", "storeurl: prefix=.cloudmem/history: the segment .cloudmem is reserved for cloudmem's bookkeeping"},
+		{"mem://?prefix=%2Fteam%2F.cloudmem-locks%2F", "storeurl: prefix=/team/.cloudmem-locks/: the segment .cloudmem-locks is reserved for cloudmem's bookkeeping"},
+		{"capture-native://h?prefix=a/.cloudmem/b", "storeurl: prefix=a/.cloudmem/b: the segment .cloudmem is reserved for cloudmem's bookkeeping"},
 		{"mem://host", "mem: the URL is just mem:// (no host or path), got mem://host"},
 		{"mem:///dir", "mem: the URL is just mem:// (no host or path), got mem:///dir"},
 		{"mem://u:secret@", "mem: the URL is just mem:// (no host or path), got mem://u:xxxxx@"},
@@ -216,6 +220,26 @@ func TestOpenErrors(t *testing.T) {
 		if err.Error() != tc.want {
 			t.Errorf("Open(%q) error:\n got %s\nwant %s", tc.raw, err, tc.want)
 		}
+	}
+}
+
+// TestReservedPrefix checks that a URL whose prefix lies in the reserved
+// namespace fails with ErrReservedPrefix before anything opens, and that a
+// look-alike name is an ordinary prefix.
+func TestReservedPrefix(t *testing.T) {
+	for _, raw := range []string{"mem://?prefix=.cloudmem", "capture://?prefix=x/.cloudmem-history", "capture-native://h?prefix=.cloudmem"} {
+		_, err := storeurl.Open(context.Background(), raw)
+		if !errors.Is(err, storeurl.ErrReservedPrefix) {
+			t.Errorf("Open(%q) error = %v, want ErrReservedPrefix", raw, err)
+		}
+	}
+	for _, raw := range []string{"mem://?prefix=.cloudmemX", "mem://?prefix=a/cloudmem/.cloudmemx"} {
+		s, err := storeurl.Open(context.Background(), raw)
+		if err != nil {
+			t.Errorf("Open(%q): %v, want a store (a look-alike is not reserved)", raw, err)
+			continue
+		}
+		blob.Close(s)
 	}
 }
 

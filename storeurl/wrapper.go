@@ -2,6 +2,7 @@ package storeurl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -140,7 +141,26 @@ func checkPrefix(params url.Values) error {
 	if err := blob.CheckKey(prefix); err != nil {
 		return fmt.Errorf("storeurl: prefix=%s: %w", raw, err)
 	}
+	if err := checkUnreserved(prefix); err != nil {
+		return fmt.Errorf("storeurl: prefix=%s: %w", raw, err)
+	}
 	params.Set(paramPrefix, prefix)
+	return nil
+}
+
+// ErrReservedPrefix is the error (tested with errors.Is) of a URL whose
+// prefix, from prefix= or a bucket URL's path, has a reserved segment
+// (blob.IsReservedSegment): such a store would lie inside another store's
+// bookkeeping (its history, its encryption key object) and could rewrite it.
+var ErrReservedPrefix = errors.New("is reserved for cloudmem's bookkeeping")
+
+// checkUnreserved refuses a prefix with a reserved segment, naming it.
+func checkUnreserved(prefix string) error {
+	for seg := range strings.SplitSeq(prefix, "/") {
+		if blob.IsReservedSegment(seg) {
+			return fmt.Errorf("the segment %s %w", seg, ErrReservedPrefix)
+		}
+	}
 	return nil
 }
 

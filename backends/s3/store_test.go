@@ -18,6 +18,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 func TestParseURL(t *testing.T) {
@@ -74,6 +75,25 @@ func TestParseURLErrors(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "secret") {
 			t.Errorf("parseURL(%s) error %q shows the password", tt.url, err)
+		}
+	}
+}
+
+// TestParseURLReservedPrefix checks that a bucket URL whose path, joined with
+// prefix=, lies in the reserved namespace is refused before anything opens.
+func TestParseURLReservedPrefix(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"s3://b/.cloudmem/history", `s3: prefix ".cloudmem/history": the segment .cloudmem is reserved for cloudmem's bookkeeping`},
+		{"s3://b/team/.cloudmem-locks?prefix=x", `s3: prefix "team/.cloudmem-locks/x": the segment .cloudmem-locks is reserved for cloudmem's bookkeeping`},
+		{"s3://b/team?prefix=.cloudmem-locks", `storeurl: prefix=.cloudmem-locks: the segment .cloudmem-locks is reserved for cloudmem's bookkeeping`},
+	} {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err = parseURL(u)
+		if err == nil || err.Error() != tt.want || !errors.Is(err, storeurl.ErrReservedPrefix) {
+			t.Errorf("parseURL(%s) error = %v, want %q (ErrReservedPrefix)", tt.url, err, tt.want)
 		}
 	}
 }

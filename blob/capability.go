@@ -122,6 +122,7 @@ func DeleteTree(ctx context.Context, s Store, dir string) error {
 
 // renameByCopy is the portable, non-atomic Rename.
 func renameByCopy(ctx context.Context, s Store, src, dst string) error {
+	ctx = WithMove(ctx, src, dst)
 	data, info, err := s.Get(ctx, src, MaxObjectBytes)
 	switch {
 	case err == nil:

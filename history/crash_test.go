@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"maps"
 	"sync"
 	"testing"
 
@@ -330,6 +331,63 @@ func existing(t *testing.T, inner blob.Store, paths []string) []string {
 		if _, err := hs.History(t.Context(), p); err == nil {
 			out = append(out, p)
 		}
+	}
+	return out
+}
+
+// TestInterruptedRenameCompletes kills a directory rename at each of its
+// storage calls in turn (the call failing, or landing and then failing)
+// and sends the same rename again through a fresh Store, as a model whose
+// process died would: the second rename completes, the tree is exactly the
+// moved one, and no record claims a change that did not land.
+func TestInterruptedRenameCompletes(t *testing.T) {
+	want := map[string]string{"e/x.md": "x\n", "e/y.md": "y\n"}
+	for _, landed := range []bool{false, true} {
+		for at := 1; ; at++ {
+			inner := newLandLog()
+			setupDir(t, newHandler(t, wrap(t, inner, nil)), nil)
+			cs := &crashStore{inner: inner, at: at, landed: landed}
+			first := newHandler(t, wrap(t, cs, nil)).Rename(t.Context(), "/memories/d", "/memories/e")
+			if cs.calls() < at { // no call crashed: the rename ran to its end
+				if first.IsError {
+					t.Fatalf("the rename failed without a crash: %s", first.Text)
+				}
+				break
+			}
+			again := newHandler(t, wrap(t, inner, nil)).Rename(t.Context(), "/memories/d", "/memories/e")
+			if got := memoryFiles(t, inner); !maps.Equal(got, want) {
+				t.Fatalf("crash at call %d (landed %v), then the rename again (%q): the store holds %q, want %q",
+					at, landed, again.Text, got, want)
+			}
+			if again.IsError && !first.IsError {
+				t.Fatalf("crash at call %d (landed %v): the acknowledged rename, sent again: %q", at, landed, again.Text)
+			}
+			checkTrue(t, inner)
+			if t.Failed() {
+				t.Fatalf("after a crash at call %d (landed %v)", at, landed)
+			}
+		}
+	}
+}
+
+// memoryFiles returns every memory file of s (no version record) with its
+// content.
+func memoryFiles(t *testing.T, s blob.Store) map[string]string {
+	t.Helper()
+	infos, err := blob.ListAll(t.Context(), s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, info := range infos {
+		if blob.IsReserved(info.Key) {
+			continue
+		}
+		data, _, err := s.Get(t.Context(), info.Key, blob.MaxObjectBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[info.Key] = string(data)
 	}
 	return out
 }

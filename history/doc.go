@@ -44,8 +44,13 @@
 // record; a read costs none. An unconditional Put or Delete (the memory
 // handler's file delete is one) costs one Stat more, because the Store
 // makes it conditional on the version it replaces so that the record
-// knows it. A rename or tree delete always moves or deletes key by key,
-// never with the inner store's atomic capability (see Store.Rename). The
+// knows it. The Store has no atomic rename, so a move is made key by key
+// by its caller (the memory handler, or blob.Rename's fallback): each
+// copy, a Put marked with blob.WithMoveCopy, gets one "renamed" record, and
+// the deletes of the sources (blob.WithMoveSources) get none, so that a
+// move interrupted half-way is completed by the same move sent again, as
+// on a store without history. A tree delete deletes key by key too (see
+// Store.DeleteTree), each key with its own record. The
 // reading methods (History, Show, Diff, Audit) list the records and read
 // those they need; they never write.
 //

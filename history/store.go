@@ -86,7 +86,6 @@ type Store struct {
 
 var (
 	_ blob.Store            = (*Store)(nil)
-	_ blob.Renamer          = (*Store)(nil)
 	_ blob.TreeDeleter      = (*Store)(nil)
 	_ blob.ReadOnlyReporter = (*Store)(nil)
 	_ blob.KeyBudgeter      = (*Store)(nil)
@@ -236,6 +235,12 @@ func (s *Store) put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	if err != nil {
 		return info, header{}, err
 	}
+	if m := blob.MoveOf(ctx); m != nil && movedCopy(m, key, c) {
+		// A move's copy, or the newer content of its source carried over:
+		// the source's delete records the move (see del).
+		m.Note(copyNote{key}, copied{version: info.Version, data: data})
+		return info, header{}, nil
+	}
 	op := OpModified
 	if c.IfAbsent {
 		op = OpCreated
@@ -277,11 +282,80 @@ func (s *Store) Delete(ctx context.Context, key string, c blob.Cond) error {
 
 // del is a conditional Delete and its record.
 func (s *Store) del(ctx context.Context, key, version string) error {
+	m := blob.MoveOf(ctx)
+	if m != nil {
+		if _, ok := m.Source(key); ok {
+			if n, ok := m.Take(copyNote{key}); ok && n.(copied).version == version {
+				// A failed move takes back its unrecorded copy.
+				return s.inner.Delete(ctx, key, blob.Cond{IfVersion: version})
+			}
+		}
+	}
 	if err := s.inner.Delete(ctx, key, blob.Cond{IfVersion: version}); err != nil {
 		return err
 	}
+	if m != nil {
+		if to, ok := m.Dest(key); ok && recorded(to) {
+			return s.recordMove(ctx, m, key, version, to)
+		}
+	}
 	h := header{Op: OpDeleted, Path: key, Prev: version}
 	return s.record(ctx, &h, nil)
+}
+
+// copyNote is the blob.Move note of a move's copy at key, which the delete
+// of its source records; copied is what it holds.
+type copyNote struct{ key string }
+
+type copied struct {
+	version string
+	data    []byte
+}
+
+// movedCopy reports whether a Put of key with c, made during the move m,
+// writes the copy of a recorded source (IfAbsent) or carries the newer
+// content of the source over to a copy not recorded yet (IfVersion).
+func movedCopy(m *blob.Move, key string, c blob.Cond) bool {
+	from, ok := m.Source(key)
+	if !ok || !recorded(from) {
+		return false
+	}
+	if c.IfAbsent {
+		return true
+	}
+	n, ok := m.Take(copyNote{key})
+	if ok {
+		m.Note(copyNote{key}, n) // put back; put replaces it
+	}
+	return ok && n.(copied).version == c.IfVersion
+}
+
+// recordMove records the move of the source from, whose version was just
+// deleted, to the key to: one "renamed" record, with the content of the
+// copy this process wrote during the move, or, when the copy is older (a
+// move interrupted and sent again), with what to holds now. A copy that is
+// gone meanwhile leaves a "deleted" record of the source.
+func (s *Store) recordMove(ctx context.Context, m *blob.Move, from, version, to string) error {
+	h := header{Op: OpRenamed, Path: to, From: from, Prev: version}
+	var data []byte
+	if n, ok := m.Take(copyNote{to}); ok {
+		data, h.Ver = n.(copied).data, n.(copied).version
+	} else {
+		d, info, err := s.inner.Get(context.WithoutCancel(ctx), to, blob.MaxObjectBytes)
+		switch {
+		case errors.Is(err, blob.ErrNotExist):
+			h = header{Op: OpDeleted, Path: from, Prev: version}
+		case err != nil:
+			s.log.Error("history: a move's source was deleted but its copy could not be read for its record", "err", err)
+			return fmt.Errorf("%w: %w", ErrUnrecorded, err)
+		default:
+			data, h.Ver = d, info.Version
+		}
+	}
+	if h.Op == OpRenamed {
+		h.Size, h.SHA256 = int64(len(data)), sum256(data)
+	}
+	return s.record(ctx, &h, data)
 }
 
 // actorOf returns the actor of ctx, or the store's default.

@@ -104,6 +104,7 @@ func (h *Handler) move(ctx context.Context, src, dst string) error {
 // failing. Afterwards the source directory is listed again until nothing
 // is left (see sweepRounds).
 func (h *Handler) moveByCopy(ctx context.Context, src, dst string) error {
+	ctx = blob.WithMove(ctx, src, dst)
 	data, info, err := h.store.Get(ctx, src, blob.MaxObjectBytes)
 	switch {
 	case err == nil: // a file

@@ -259,8 +259,10 @@ var crashScenarios = []crashScenario{
 	{"rename directory", setupDir, func(ctx context.Context, h *memory.Handler, _ *history.Store) bool {
 		return !h.Rename(ctx, "/memories/d", "/memories/e").IsError
 	}, []string{"d/x.md", "d/y.md", "e/x.md", "e/y.md"}},
-	{"restore", setupTwoVersions, func(ctx context.Context, _ *memory.Handler, hs *history.Store) bool {
-		_, err := hs.Restore(ctx, "a.md", firstVersion(ctx, hs))
+	{"restore", setupTwoVersions, func(ctx context.Context, h *memory.Handler, hs *history.Store) bool {
+		_, err := hs.Restore(ctx, "a.md", firstVersion(ctx, hs), func(ctx context.Context, key string, data []byte, ifVersion string) error {
+			return h.Write(ctx, memory.PathOf(key), data, ifVersion)
+		})
 		return err == nil
 	}, []string{"a.md"}},
 	{"redact", setupTwoVersions, func(ctx context.Context, _ *memory.Handler, hs *history.Store) bool {

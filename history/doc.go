@@ -9,7 +9,7 @@
 //	ctx = blob.WithActor(ctx, "session 42")        // who, per call
 //	vs, err := hs.History(ctx, "notes/a.md")       // oldest first
 //	old, _, err := hs.Show(ctx, "notes/a.md", vs[0].ID)
-//	_, err = hs.Restore(ctx, "notes/a.md", vs[0].ID)
+//	_, err = hs.Restore(ctx, "notes/a.md", vs[0].ID, write) // write: h.Write, under the tree's rules
 //
 // # Records
 //

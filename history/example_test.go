@@ -57,7 +57,11 @@ func ExampleStore_Restore() {
 	h.StrReplace(ctx, "/memories/todo.md", "- ship v2\n", "")
 	versions, _ := hs.History(ctx, "todo.md")
 
-	v, err := hs.Restore(ctx, "todo.md", versions[0].ID)
+	// The restore writes through the handler, under the tree's rules.
+	write := func(ctx context.Context, key string, data []byte, ifVersion string) error {
+		return h.Write(ctx, memory.PathOf(key), data, ifVersion)
+	}
+	v, err := hs.Restore(ctx, "todo.md", versions[0].ID, write)
 	if err != nil {
 		log.Fatal(err)
 	}

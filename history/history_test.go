@@ -45,6 +45,14 @@ func newHandler(t testing.TB, s blob.Store) *memory.Handler {
 	return h
 }
 
+// writer is the WriteFunc of a memory handler over hs.
+func writer(t testing.TB, hs *history.Store) history.WriteFunc {
+	h := newHandler(t, hs)
+	return func(ctx context.Context, key string, data []byte, ifVersion string) error {
+		return h.Write(ctx, memory.PathOf(key), data, ifVersion)
+	}
+}
+
 // must fails the test when a memory command failed.
 func must(t testing.TB, r memory.Result) {
 	t.Helper()
@@ -421,11 +429,11 @@ func TestBadInput(t *testing.T) {
 			history.ErrUnknownVersion, `history: no such version "0123456789abcdef" in the history of "f.md"`},
 		{"malformed version", func() error { _, _, err := hs.Show(ctx, "f.md", "v1"); return err },
 			history.ErrUnknownVersion, `history: no such version "v1": a version is 16 hexadecimal digits`},
-		{"version of another file", func() error { _, err := hs.Restore(ctx, "d/x.md/y", v1); return err },
+		{"version of another file", func() error { _, err := hs.Restore(ctx, "d/x.md/y", v1, writer(t, hs)); return err },
 			history.ErrUnknownVersion, fmt.Sprintf(`history: no such version %q in the history of "d/x.md/y"`, v1)},
-		{"restore onto a directory", func() error { _, err := hs.Restore(ctx, "d/x.md", xs[0].ID); return err },
-			history.ErrIsDirectory, `history: the path is a directory: "d/x.md" holds files; nothing was restored`},
-		{"restore a deletion", func() error { _, err := hs.Restore(ctx, "d/x.md", xs[1].ID); return err },
+		{"restore onto a directory", func() error { _, err := hs.Restore(ctx, "d/x.md", xs[0].ID, writer(t, hs)); return err },
+			memory.ErrExists, `File /memories/d/x.md already exists`},
+		{"restore a deletion", func() error { _, err := hs.Restore(ctx, "d/x.md", xs[1].ID, writer(t, hs)); return err },
 			history.ErrNoContent, fmt.Sprintf(`history: the version has no content: version %s is a deletion; restore an earlier version`, xs[1].ID)},
 		{"redact the current version", func() error { _, err := hs.Redact(ctx, "f.md", v2); return err },
 			history.ErrCurrentVersion, fmt.Sprintf(`history: the version is the file's current content: version %s of "f.md" has the content the file holds now; change or delete the file first`, v2)},
@@ -468,7 +476,7 @@ func TestRestore(t *testing.T) {
 	must(t, h.Create(ctx, "/memories/f", "good\n"))
 	must(t, h.StrReplace(ctx, "/memories/f", "good", "bad"))
 	vs, _ := hs.History(ctx, "f")
-	v, err := hs.Restore(ctx, "f", vs[0].ID)
+	v, err := hs.Restore(ctx, "f", vs[0].ID, writer(t, hs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +493,7 @@ func TestRestore(t *testing.T) {
 	})
 	// Restoring a deleted file creates it again.
 	must(t, h.Delete(ctx, "/memories/f"))
-	if v, err := hs.Restore(ctx, "f", vs[1].ID); err != nil || v.Op != history.OpCreated {
+	if v, err := hs.Restore(ctx, "f", vs[1].ID, writer(t, hs)); err != nil || v.Op != history.OpCreated {
 		t.Errorf("restore of a deleted file: %+v, %v", v, err)
 	}
 	// A writer that changes the file between Restore's read and its write
@@ -495,7 +503,8 @@ func TestRestore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}}
-	_, err = wrap(t, racing, nil).Restore(ctx, "f", vs[0].ID)
+	rs := wrap(t, racing, nil)
+	_, err = rs.Restore(ctx, "f", vs[0].ID, writer(t, rs))
 	if !errors.Is(err, blob.ErrPrecondition) {
 		t.Errorf("restore racing a writer: %v, want ErrPrecondition", err)
 	}
@@ -634,3 +643,53 @@ func TestOutOfOrderRecords(t *testing.T) {
 type mountTable struct{ blob.Store }
 
 func (mountTable) Mounts() []blob.MountPoint { return []blob.MountPoint{{Name: "team"}} }
+
+// TestRestoreKeepsTheFileLimit is the repro of a restore past the file
+// limit: a file deleted to make room, then the room taken by another, then
+// the deleted file restored. The restore writes through the handler, so it
+// is refused as full, exactly as a create would be, and the store keeps
+// its limit.
+func TestRestoreKeepsTheFileLimit(t *testing.T) {
+	inner := mem.New(nil)
+	hs := wrap(t, inner, nil)
+	h, err := memory.New(hs, memory.Options{MaxFiles: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, p := range []string{"/memories/a.md", "/memories/b.md", "/memories/c.md"} {
+		must(t, h.Create(ctx, p, "x\n"))
+	}
+	vs, err := hs.History(ctx, "c.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, h.Delete(ctx, "/memories/c.md"))
+	must(t, h.Create(ctx, "/memories/d.md", "y\n"))
+
+	write := func(ctx context.Context, key string, data []byte, ifVersion string) error {
+		return h.Write(ctx, memory.PathOf(key), data, ifVersion)
+	}
+	_, err = hs.Restore(ctx, "c.md", vs[0].ID, write)
+	const want = "The memory directory is full: it holds 3 files, the limit is 3. Delete or merge files first."
+	if !errors.Is(err, memory.ErrFull) || err.Error() != want {
+		t.Errorf("restore past the limit: %v, want %q (memory.ErrFull)", err, want)
+	}
+	files, err := h.Files(ctx, "/memories")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Path)
+	}
+	if want := []string{"/memories/a.md", "/memories/b.md", "/memories/d.md"}; !slices.Equal(got, want) {
+		t.Errorf("files after the refused restore: %q, want %q", got, want)
+	}
+	// With room again, the same restore lands, as a create.
+	must(t, h.Delete(ctx, "/memories/d.md"))
+	v, err := hs.Restore(ctx, "c.md", vs[0].ID, write)
+	if err != nil || v.Op != history.OpCreated || v.RestoredFrom != vs[0].ID {
+		t.Errorf("restore with room: %+v, %v", v, err)
+	}
+}

@@ -13,18 +13,26 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// Restore writes the content of version id back to the file at key, as a
-// new change with its own version (its RestoredFrom is id), and returns
-// that version. The write is conditional on the state Restore read: when
-// another writer changes the file meanwhile, it returns an error wrapping
-// blob.ErrPrecondition and writes nothing. It restores onto a deleted file
-// too. It changes nothing and returns an error wrapping ErrIsDirectory when
-// key is a directory, ErrNoContent for a deletion or a redacted version,
-// and ErrUnknownVersion for an id not in the file's history.
-//
-// Restore bypasses the memory handler's limits (file size, file count):
-// the content was within them when it was written.
-func (s *Store) Restore(ctx context.Context, key, id string) (Version, error) {
+// A WriteFunc writes data as the whole content of the file at key through
+// the rules of the memory tree (the file limit, the size limit, files and
+// directories apart): with ifVersion "" the file must not exist, otherwise
+// it must be at the store version ifVersion. A file in another state is an
+// error wrapping blob.ErrPrecondition, and nothing is written. A memory
+// handler's Write, given the path of key (memory.PathOf), is one.
+type WriteFunc func(ctx context.Context, key string, data []byte, ifVersion string) error
+
+// Restore writes the content of version id back to the file at key through
+// write, as a new change with its own version (its RestoredFrom is id), and
+// returns that version. write must write through this Store (a memory
+// handler over it), so that the change is recorded. The write is
+// conditional on the state Restore read: when another writer changes the
+// file meanwhile, it returns an error wrapping blob.ErrPrecondition and
+// nothing is written. It restores onto a deleted file too. It changes
+// nothing and returns an error wrapping ErrNoContent for a deletion or a
+// redacted version, ErrUnknownVersion for an id not in the file's history,
+// and write's own error when the write breaks a rule of the tree (the file
+// limit, a directory at key).
+func (s *Store) Restore(ctx context.Context, key, id string, write WriteFunc) (Version, error) {
 	r, _, _, err := s.find(ctx, key, id)
 	if err != nil {
 		return Version{}, err
@@ -36,42 +44,20 @@ func (s *Store) Restore(ctx context.Context, key, id string) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
-	if cond.IfAbsent {
-		if err := s.checkPlace(ctx, key); err != nil {
-			return Version{}, err
-		}
-	}
-	_, h, err := s.put(context.WithValue(ctx, restoredKey{}, id), key, r.content, cond)
+	rs := &restoring{key: key, id: id}
+	err = write(context.WithValue(ctx, restoredKey{}, rs), key, r.content, cond.IfVersion)
 	if errors.Is(err, blob.ErrPrecondition) {
 		return Version{}, fmt.Errorf("history: %q changed while it was being restored; nothing was restored: %w", key, err)
 	}
 	if err != nil {
 		return Version{}, err
 	}
-	v := (&record{header: h}).toVersion()
+	if rs.header.ID == "" {
+		return Version{}, fmt.Errorf("history: %q was restored through a store other than this one, so the restore has no version record", key)
+	}
+	v := (&record{header: rs.header}).toVersion()
 	v.Current = true
 	return v, nil
-}
-
-// checkPlace refuses to create the file key where a directory is, or under
-// a file.
-func (s *Store) checkPlace(ctx context.Context, key string) error {
-	for _, err := range s.List(ctx, key+"/") {
-		if err != nil {
-			return err
-		}
-		return fmt.Errorf("%w: %q holds files; nothing was restored", ErrIsDirectory, key)
-	}
-	for i := strings.IndexByte(key, '/'); i >= 0; i = next(key, i) {
-		_, err := s.inner.Stat(ctx, key[:i])
-		if err == nil {
-			return fmt.Errorf("history: %q is a file, so %q cannot be restored under it", key[:i], key)
-		}
-		if !errors.Is(err, blob.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
 }
 
 func next(s string, i int) int {

@@ -111,7 +111,7 @@ func redact(t *testing.T, raw, inner blob.Store) {
 	if _, _, err := hs.Show(ctx, "keys.md", vs[0].ID); !errors.Is(err, history.ErrNoContent) {
 		t.Errorf("Show of a redacted version: %v, want ErrNoContent", err)
 	}
-	if _, err := hs.Restore(ctx, "keys.md", vs[0].ID); !errors.Is(err, history.ErrNoContent) {
+	if _, err := hs.Restore(ctx, "keys.md", vs[0].ID, writer(t, hs)); !errors.Is(err, history.ErrNoContent) {
 		t.Errorf("Restore of a redacted version: %v, want ErrNoContent", err)
 	}
 	// Redacting again changes nothing.

@@ -45,8 +45,6 @@ var (
 	// ErrNoContent means the version has no content to show or restore:
 	// it is a deletion, or it was redacted.
 	ErrNoContent = errors.New("history: the version has no content")
-	// ErrIsDirectory means the path is a directory (keys exist under it).
-	ErrIsDirectory = errors.New("history: the path is a directory")
 	// ErrCurrentVersion means the version is the path's current content,
 	// which Redact refuses to erase.
 	ErrCurrentVersion = errors.New("history: the version is the file's current content")
@@ -248,6 +246,9 @@ func (s *Store) put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	h := header{Op: op, Path: key, Prev: c.IfVersion, Ver: info.Version,
 		Size: int64(len(data)), SHA256: sum256(data), RestoredFrom: restoredFrom(ctx)}
 	err = s.record(ctx, &h, data)
+	if r, ok := ctx.Value(restoredKey{}).(*restoring); ok && err == nil && key == r.key {
+		r.header = h
+	}
 	return info, h, err
 }
 
@@ -433,11 +434,20 @@ func (s *Store) Lock(ctx context.Context, key string) (func(), error) {
 // Close closes the inner store.
 func (s *Store) Close() error { return blob.Close(s.inner) }
 
-// restoredKey is the context key under which Restore passes the id it
-// restores to the record of its write.
+// restoredKey is the context key under which Restore passes a *restoring
+// to the Put of its write.
 type restoredKey struct{}
 
+// restoring is a restore in progress: the key and the version id it
+// restores, and the header of the record its write got.
+type restoring struct {
+	key, id string
+	header  header
+}
+
 func restoredFrom(ctx context.Context) string {
-	id, _ := ctx.Value(restoredKey{}).(string)
-	return id
+	if r, ok := ctx.Value(restoredKey{}).(*restoring); ok {
+		return r.id
+	}
+	return ""
 }

@@ -54,6 +54,24 @@ func (h *Handler) Rename(ctx context.Context, oldPath, newPath string) Result {
 	return h.do(ctx, &command{name: "rename", oldPath: oldPath, newPath: newPath})
 }
 
+// Write writes data, any bytes, as the whole content of the file at path,
+// under the rules the model's commands obey, for programs that write files
+// on a person's behalf (a history restore, a web console). With ifVersion
+// "" it is a create that never overwrites: the path must name no file or
+// directory, no ancestor may be a file, and the size and file limits apply;
+// the new file is counted. Otherwise the file must still be at the store
+// version ifVersion (FileInfo.Version), and only the size limit applies.
+// It does not retry: a file that is not at ifVersion (changed, deleted or
+// never there) is an *Error of kind ErrConflict that wraps
+// blob.ErrPrecondition, and nothing is written.
+//
+// On failure the error is the *Error of the create command (ErrInvalidPath,
+// ErrReadOnly, ErrExists, ErrNotDir, ErrTooLarge, ErrFull, ErrConflict,
+// ErrStorage), or ErrNotFile for /memories itself.
+func (h *Handler) Write(ctx context.Context, path string, data []byte, ifVersion string) error {
+	return h.do(ctx, &command{name: "write", path: path, data: data, ifVersion: ifVersion}).Err
+}
+
 // Resolve validates a path exactly as the handler does (docs/spec.md "Paths": the
 // /memories prefix, escapes, characters, length, reserved names) and returns
 // its store key: "" for /memories itself, "notes/a.md" for

@@ -79,6 +79,10 @@ type command struct {
 	insertText string
 	oldPath    string
 	newPath    string
+	// data and ifVersion are Write's (api.go): a "write" command comes
+	// from no model.
+	data      []byte
+	ifVersion string
 }
 
 // decode parses input into a command. On failure it returns the error text

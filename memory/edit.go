@@ -29,14 +29,45 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(ErrExists, msgExists(c.path))
 	}
-	data := []byte(c.fileText)
+	return h.createFile(ctx, c, key, []byte(c.fileText), h.overwrite)
+}
+
+// write is Write's command (api.go): a create that never overwrites, or a
+// replacement of the file at c.ifVersion that never retries.
+func (h *Handler) write(ctx context.Context, c *command) Result {
+	key, res, ok := h.resolve(ctx, c, c.path)
+	if !ok {
+		return res
+	}
+	if key == "" {
+		return errorResult(ErrNotFile, msgNotAFile(c.path))
+	}
+	if c.ifVersion == "" {
+		return h.createFile(ctx, c, key, c.data, false)
+	}
+	if n := int64(len(c.data)); n > h.maxFileBytes {
+		return errorResult(ErrTooLarge, msgTooBig(c.path, n, h.maxFileBytes))
+	}
+	_, err := h.store.Put(ctx, key, c.data, blob.Cond{IfVersion: c.ifVersion})
+	switch {
+	case errors.Is(err, blob.ErrPrecondition):
+		return failedResult(&Error{Kind: ErrConflict, Msg: msgConflict(c.path), Cause: err})
+	case err != nil:
+		return h.storageFailure(ctx, c, c.path, err)
+	}
+	return textResult(msgCreated(c.path))
+}
+
+// createFile is create's protocol for the file key and its content data;
+// with overwrite, an existing file is replaced.
+func (h *Handler) createFile(ctx context.Context, c *command, key string, data []byte, overwrite bool) Result {
 	size := int64(len(data))
 	return h.retry(ctx, c, c.path, func() (Result, bool) {
-		s, err := h.probe(ctx, key)
+		s, err := h.probe(ctx, key, overwrite)
 		switch {
 		case err != nil:
 			return h.storageFailure(ctx, c, c.path, err), false
-		case s.isDir || s.isFile && !h.overwrite:
+		case s.isDir || s.isFile && !overwrite:
 			return errorResult(ErrExists, msgExists(c.path)), false
 		case s.fileAncestor != "":
 			return errorResult(ErrNotDir, msgAncestorFile(s.fileAncestor)), false
@@ -130,7 +161,7 @@ type survey struct {
 // when it is no file, one List of its directory up to the first memory file;
 // then, unless it exists already, one Stat per ancestor from the top, which
 // stops at the first (highest) that is a file.
-func (h *Handler) probe(ctx context.Context, key string) (survey, error) {
+func (h *Handler) probe(ctx context.Context, key string, overwrite bool) (survey, error) {
 	var s survey
 	info, err := h.store.Stat(ctx, key)
 	switch {
@@ -143,7 +174,7 @@ func (h *Handler) probe(ctx context.Context, key string) (survey, error) {
 			return s, err
 		}
 	}
-	if s.isDir || s.isFile && !h.overwrite {
+	if s.isDir || s.isFile && !overwrite {
 		return s, nil // create reports that it exists, before any ancestor
 	}
 	for i := range len(key) {

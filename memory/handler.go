@@ -321,6 +321,8 @@ func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 		return h.insert(ctx, c)
 	case "delete":
 		return h.delete(ctx, c)
+	case "write":
+		return h.write(ctx, c)
 	default: // "rename": decode and the typed methods make only the six
 		return h.rename(ctx, c)
 	}

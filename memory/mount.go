@@ -100,7 +100,7 @@ func (h *Handler) checkMounts(c *command) (res Result, ok bool) {
 		return errorResult(ErrNotMounted, msgNotMounted(c.path, mounts)), false
 	case key == m.Name && c.name == "delete":
 		return errorResult(ErrMountPoint, msgDeleteMount(c.path)), false
-	case key == m.Name && c.name == "create":
+	case key == m.Name && (c.name == "create" || c.name == "write"):
 		return errorResult(ErrExists, msgExists(c.path)), false
 	case key == m.Name: // str_replace, insert
 		return errorResult(ErrNotFile, msgNotAFile(c.path)), false

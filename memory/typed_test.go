@@ -249,3 +249,92 @@ func TestInvalidInput(t *testing.T) {
 		t.Fatalf("InvalidInput's Err = %v", res.Err)
 	}
 }
+
+// TestWrite checks Write's outcomes: a new file is a counted create (the
+// file limit refuses one over it), a replacement must name the file's
+// current version, and each refusal is the create command's error and
+// changes nothing.
+func TestWrite(t *testing.T) {
+	ctx := t.Context()
+	store := mem.New(nil)
+	h, err := memory.New(store, memory.Options{MaxFiles: 2, MaxFileBytes: 8, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Write(ctx, "/memories/a.md", []byte("one"), ""); err != nil {
+		t.Fatal(err)
+	}
+	files, err := h.Files(ctx, "/memories")
+	if err != nil || len(files) != 1 {
+		t.Fatalf("Files: %v, %v", files, err)
+	}
+	v := files[0].Version
+	cases := []struct {
+		name      string
+		path      string
+		data      string
+		ifVersion string
+		kind      error
+		text      string // "" for success
+	}{
+		{"exists", "/memories/a.md", "two", "", memory.ErrExists, "File /memories/a.md already exists"},
+		{"under a file", "/memories/a.md/b", "two", "", memory.ErrNotDir, "The path /memories/a.md is a file, not a directory"},
+		{"too large", "/memories/b.md", "123456789", "", memory.ErrTooLarge,
+			"File /memories/b.md would be 9 bytes, over the limit of 8 bytes per memory file"},
+		{"stale version", "/memories/a.md", "two", "not-" + v, memory.ErrConflict,
+			"The file /memories/a.md was changed by another writer at the same time; no change was made. Try the command again."},
+		{"the root", "/memories", "two", "", memory.ErrNotFile, "The path /memories is not a file."},
+		{"replace", "/memories/a.md", "two", v, nil, ""},
+		{"second file", "/memories/b.md", "x", "", nil, ""},
+		{"full", "/memories/c.md", "x", "", memory.ErrFull,
+			"The memory directory is full: it holds 2 files, the limit is 2. Delete or merge files first."},
+	}
+	for _, c := range cases {
+		before := storeContents(t, store)
+		err := h.Write(ctx, c.path, []byte(c.data), c.ifVersion)
+		switch {
+		case c.kind == nil && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.kind != nil && (!errors.Is(err, c.kind) || err.Error() != c.text):
+			t.Errorf("%s: %v, want %q (%v)", c.name, err, c.text, c.kind)
+		case c.kind != nil && !reflect.DeepEqual(storeContents(t, store), before):
+			t.Errorf("%s: a refused Write changed the store", c.name)
+		}
+	}
+	if got, err := h.ReadFile(ctx, "/memories/a.md"); string(got) != "two" || err != nil {
+		t.Errorf("a.md after its replacement: %q, %v", got, err)
+	}
+	if err := h.Write(ctx, "/memories/a.md", []byte("x"), "not-"+v); !errors.Is(err, blob.ErrPrecondition) {
+		t.Errorf("a stale version: %v, want it to wrap blob.ErrPrecondition", err)
+	}
+	ro, err := memory.New(blob.ReadOnly(store), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.Write(ctx, "/memories/z.md", []byte("x"), ""); !errors.Is(err, memory.ErrReadOnly) ||
+		err.Error() != "The memory directory is read-only: write is not allowed" {
+		t.Errorf("Write on a read-only store: %v", err)
+	}
+}
+
+// storeContents returns every memory file of s (no bookkeeping object: a
+// refused create may recount the files).
+func storeContents(t *testing.T, s blob.Store) map[string]string {
+	t.Helper()
+	infos, err := blob.ListAll(t.Context(), s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, info := range infos {
+		if blob.IsReserved(info.Key) {
+			continue
+		}
+		data, _, err := s.Get(t.Context(), info.Key, blob.MaxObjectBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[info.Key] = string(data)
+	}
+	return out
+}

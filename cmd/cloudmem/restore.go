@@ -20,7 +20,16 @@ func newRestoreCmd(a *app) *cobra.Command {
 			"version of its own. The write is conditional: if the file changes meanwhile, nothing is\n"+
 			"restored. A deleted file is created again.",
 		func(ctx context.Context, hs *history.Store, key, id string) error {
-			v, err := hs.Restore(ctx, key, id)
+			// The restore writes through a handler over hs, so that the
+			// tree's rules (the file limit, files and directories apart)
+			// hold for it as for any create.
+			h, err := a.handler(hs, memory.Options{})
+			if err != nil {
+				return err
+			}
+			v, err := hs.Restore(ctx, key, id, func(ctx context.Context, key string, data []byte, ifVersion string) error {
+				return h.Write(ctx, memory.PathOf(key), data, ifVersion)
+			})
 			if err != nil {
 				return err
 			}

@@ -39,18 +39,6 @@ type TreeDeleter interface {
 	DeleteTree(ctx context.Context, dir string) error
 }
 
-// ReadOnlyReporter is implemented by stores that can say whether they refuse
-// writes. The memory handler refuses writing commands up front on such stores.
-type ReadOnlyReporter interface {
-	ReadOnly() bool
-}
-
-// IsReadOnly reports whether s says it refuses writes.
-func IsReadOnly(s Store) bool {
-	r, ok := s.(ReadOnlyReporter)
-	return ok && r.ReadOnly()
-}
-
 // Rename moves the object src to dst, or the tree under src to dst, with the
 // semantics and errors documented on Renamer.
 //

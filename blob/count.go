@@ -41,7 +41,6 @@ var (
 	_ Renamer          = (*Counter)(nil)
 	_ TreeDeleter      = (*Counter)(nil)
 	_ BatchDeleter     = (*Counter)(nil)
-	_ ReadOnlyReporter = (*Counter)(nil)
 	_ io.Closer        = (*Counter)(nil)
 )
 
@@ -126,8 +125,6 @@ func (c *Counter) DeleteKeys(ctx context.Context, keys []string) error {
 	}
 	return err
 }
-
-func (c *Counter) ReadOnly() bool { return IsReadOnly(c.inner) }
 
 // Close closes the inner store.
 func (c *Counter) Close() error { return Close(c.inner) }

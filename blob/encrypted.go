@@ -35,8 +35,7 @@ func (encryptedError) ModelCause() string { return "this store is encrypted; ope
 // other object, so an unnoticed encryption leaves nothing of it readable as
 // plaintext.
 //
-// The returned store forwards Renamer, TreeDeleter, Locker, KeyBudgeter,
-// Mounter, ReadOnlyReporter and io.Closer to s, and is safe for concurrent
+// The returned store forwards Renamer, TreeDeleter, Locker, TraitsReporter and io.Closer to s, and is safe for concurrent
 // use when s is.
 func RefuseEncrypted(s Store) Store { return &plainStore{inner: s} }
 
@@ -51,7 +50,6 @@ type plainStore struct {
 var (
 	_ Renamer          = (*plainStore)(nil)
 	_ TreeDeleter      = (*plainStore)(nil)
-	_ ReadOnlyReporter = (*plainStore)(nil)
 	_ io.Closer        = (*plainStore)(nil)
 )
 
@@ -144,21 +142,11 @@ func (p *plainStore) DeleteTree(ctx context.Context, dir string) error {
 	return d.DeleteTree(ctx, dir)
 }
 
-func (p *plainStore) ReadOnly() bool { return IsReadOnly(p.inner) }
-
 // Close closes the inner store.
 func (p *plainStore) Close() error { return Close(p.inner) }
 
 var (
-	_ KeyBudgeter = (*plainStore)(nil)
-	_ Mounter     = (*plainStore)(nil)
 )
-
-// KeyBudget is the inner store's.
-func (p *plainStore) KeyBudget() int { return KeyBytes(p.inner) }
-
-// Mounts forwards to the inner store.
-func (p *plainStore) Mounts() []MountPoint { return Mounts(p.inner) }
 
 // Unguarded returns the store RefuseEncrypted wrapped when s is such a
 // guard (the outermost layer of s), and s itself otherwise. It is for the

@@ -13,7 +13,7 @@ import (
 // prefix: key k of the returned store is key prefix+"/"+k of s. It is meant
 // for scoping one store per user or agent. prefix must be a valid key.
 //
-// The returned store forwards Renamer, TreeDeleter, ReadOnlyReporter and
+// The returned store forwards Renamer, TreeDeleter, TraitsReporter and
 // io.Closer to s
 // and is safe for concurrent use when s is.
 func Prefix(s Store, prefix string) (Store, error) {
@@ -32,7 +32,6 @@ type prefixStore struct {
 var (
 	_ Renamer          = (*prefixStore)(nil)
 	_ TreeDeleter      = (*prefixStore)(nil)
-	_ ReadOnlyReporter = (*prefixStore)(nil)
 	_ io.Closer        = (*prefixStore)(nil)
 )
 
@@ -134,8 +133,6 @@ func (p *prefixStore) DeleteTree(ctx context.Context, dir string) error {
 	return d.DeleteTree(ctx, k)
 }
 
-func (p *prefixStore) ReadOnly() bool { return IsReadOnly(p.inner) }
-
 // Close closes the inner store.
 func (p *prefixStore) Close() error { return Close(p.inner) }
 
@@ -150,7 +147,6 @@ type readOnlyStore struct{ inner Store }
 var (
 	_ Renamer          = readOnlyStore{}
 	_ TreeDeleter      = readOnlyStore{}
-	_ ReadOnlyReporter = readOnlyStore{}
 	_ io.Closer        = readOnlyStore{}
 )
 
@@ -175,8 +171,6 @@ func (r readOnlyStore) List(ctx context.Context, prefix string) iter.Seq2[Info, 
 func (r readOnlyStore) Rename(context.Context, string, string) error { return ErrReadOnly }
 
 func (r readOnlyStore) DeleteTree(context.Context, string) error { return ErrReadOnly }
-
-func (r readOnlyStore) ReadOnly() bool { return true }
 
 // Close closes the inner store: closing is not a write.
 func (r readOnlyStore) Close() error { return Close(r.inner) }

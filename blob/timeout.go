@@ -54,8 +54,7 @@ func (e *TimeoutError) ModelCause() string {
 // server received before the deadline may still have been applied, as after
 // any lost answer; a server that never answers has applied nothing.
 //
-// The store forwards Renamer, TreeDeleter, ReadOnlyReporter, KeyBudgeter,
-// Mounter and io.Closer to s (returning errors.ErrUnsupported for a
+// The store forwards Renamer, TreeDeleter, TraitsReporter and io.Closer to s (returning errors.ErrUnsupported for a
 // capability s lacks, so that Rename and DeleteTree fall back), and is safe
 // for concurrent use when s is. Backends apply it in their Open; Unwrap
 // returns s.
@@ -83,9 +82,6 @@ type timeoutStore struct {
 var (
 	_ Renamer          = (*timeoutStore)(nil)
 	_ TreeDeleter      = (*timeoutStore)(nil)
-	_ ReadOnlyReporter = (*timeoutStore)(nil)
-	_ KeyBudgeter      = (*timeoutStore)(nil)
-	_ Mounter          = (*timeoutStore)(nil)
 	_ io.Closer        = (*timeoutStore)(nil)
 )
 
@@ -162,7 +158,4 @@ func (t *timeoutStore) DeleteTree(ctx context.Context, dir string) error {
 	return end(d.DeleteTree(cctx, dir))
 }
 
-func (t *timeoutStore) ReadOnly() bool       { return IsReadOnly(t.inner) }
-func (t *timeoutStore) KeyBudget() int       { return KeyBytes(t.inner) }
-func (t *timeoutStore) Mounts() []MountPoint { return Mounts(t.inner) }
 func (t *timeoutStore) Close() error         { return Close(t.inner) }

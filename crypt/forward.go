@@ -9,9 +9,6 @@ import (
 
 var (
 	_ blob.Locker      = (*store)(nil)
-	_ blob.KeyBudgeter = (*store)(nil)
-	_ blob.Mounter     = (*store)(nil)
-	_ blob.ListHider   = (*store)(nil)
 
 	_ blob.BatchDeleter   = (*store)(nil)
 	_ blob.VersionDeleter = (*store)(nil)
@@ -31,14 +28,8 @@ func (s *store) Lock(ctx context.Context, key string) (func(), error) {
 	return l.Lock(ctx, key)
 }
 
-// KeyBudget is inner's: keys pass through unchanged.
-func (s *store) KeyBudget() int { return blob.KeyBytes(s.inner) }
-
-// Mounts is inner's: keys pass through unchanged.
-func (s *store) Mounts() []blob.MountPoint { return blob.Mounts(s.inner) }
-
-// ListHidesUnderObjects is inner's: keys pass through unchanged.
-func (s *store) ListHidesUnderObjects() bool { return blob.ListHidesUnderObjects(s.inner) }
+// Traits are inner's: keys pass through unchanged.
+func (s *store) Traits() blob.Traits { return blob.TraitsOf(s.inner) }
 
 // DeleteKeys forwards to inner's BatchDeleter (deleting needs no plaintext,
 // and keys pass through unchanged), or returns errors.ErrUnsupported so that

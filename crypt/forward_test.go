@@ -22,7 +22,7 @@ func (l *lockingStore) Lock(_ context.Context, key string) (func(), error) {
 }
 
 // TestForwards checks the capabilities that pass keys through unchanged:
-// Locker (but not for the key object) and KeyBudgeter.
+// Locker (but not for the key object) and the key budget.
 func TestForwards(t *testing.T) {
 	k := newX25519Key(t)
 	inner := &lockingStore{Store: mem.New(nil)}

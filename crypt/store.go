@@ -34,7 +34,7 @@ import (
 // yields it.
 //
 // The returned store forwards TreeDeleter, BatchDeleter, VersionDeleter,
-// Locker, KeyBudgeter, Mounter, ReadOnlyReporter and io.Closer to inner. It
+// Locker, TraitsReporter and io.Closer to inner. It
 // deliberately does not forward Renamer or Copier: an atomic rename in inner would move
 // ciphertext bound to the old key, which then fails its check at the new
 // key, so Rename returns errors.ErrUnsupported and blob.Rename falls back to
@@ -77,7 +77,6 @@ type storeKey struct {
 var (
 	_ blob.Renamer          = (*store)(nil)
 	_ blob.TreeDeleter      = (*store)(nil)
-	_ blob.ReadOnlyReporter = (*store)(nil)
 	_ io.Closer             = (*store)(nil)
 )
 
@@ -247,9 +246,6 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 	}
 	return d.DeleteTree(ctx, dir)
 }
-
-// ReadOnly reports whether inner refuses writes.
-func (s *store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }
 
 // Close closes inner (see blob.Close).
 func (s *store) Close() error { return blob.Close(s.inner) }

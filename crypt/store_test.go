@@ -172,7 +172,7 @@ func wantListed(t *testing.T, s blob.Store, prefix string, want ...string) {
 }
 
 // TestCapabilities checks what the wrapper forwards: TreeDeleter and
-// ReadOnlyReporter, but not Renamer, whose atomic move would break the path
+// the read-only Trait, but not Renamer, whose atomic move would break the path
 // binding; blob.Rename re-encrypts through the wrapper instead.
 func TestCapabilities(t *testing.T) {
 	f := newFixture(t)

@@ -576,7 +576,9 @@ func TestCapabilities(t *testing.T) {
 // hider is a store whose List says it hides keys under objects, as MinIO's.
 type hider struct{ blob.Store }
 
-func (hider) ListHidesUnderObjects() bool { return true }
+func (hider) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, HidesUnderObjects: true}
+}
 
 type closeCount struct {
 	blob.Store
@@ -642,7 +644,9 @@ func TestOutOfOrderRecords(t *testing.T) {
 // mountTable is a store that says it is a mount table.
 type mountTable struct{ blob.Store }
 
-func (mountTable) Mounts() []blob.MountPoint { return []blob.MountPoint{{Name: "team"}} }
+func (mountTable) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, Mounts: []blob.MountPoint{{Name: "team"}}}
+}
 
 // TestRestoreKeepsTheFileLimit is the repro of a restore past the file
 // limit: a file deleted to make room, then the room taken by another, then

@@ -85,10 +85,7 @@ type Store struct {
 var (
 	_ blob.Store            = (*Store)(nil)
 	_ blob.TreeDeleter      = (*Store)(nil)
-	_ blob.ReadOnlyReporter = (*Store)(nil)
-	_ blob.KeyBudgeter      = (*Store)(nil)
 	_ blob.Locker           = (*Store)(nil)
-	_ blob.ListHider        = (*Store)(nil)
 	_ io.Closer             = (*Store)(nil)
 )
 
@@ -404,18 +401,12 @@ func (s *Store) record(ctx context.Context, h *header, content []byte) error {
 	return fmt.Errorf("%w: %w", ErrUnrecorded, err)
 }
 
-// ReadOnly reports whether the inner store refuses writes.
-func (s *Store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }
-
-// KeyBudget is the inner store's: the records' own keys are short and
-// fixed, so the Store takes nothing from the keys its callers may use.
-func (s *Store) KeyBudget() int { return blob.KeyBytes(s.inner) }
-
-// ListHidesUnderObjects is the inner store's (see blob.ListHider): List
+// Traits are the inner store's: the records' own keys are short and fixed,
+// so the Store takes nothing from the keys its callers may use, and List
 // leaves the inner store's keys as it lists them, dropping only the
-// records, so that the memory handler runs the create protocol such a
-// store needs (MinIO) through the Store too.
-func (s *Store) ListHidesUnderObjects() bool { return blob.ListHidesUnderObjects(s.inner) }
+// records (so the memory handler runs the create protocol a MinIO store
+// needs through the Store too).
+func (s *Store) Traits() blob.Traits { return blob.TraitsOf(s.inner) }
 
 // Lock takes the inner store's lock on key (see blob.Locker): a lock is
 // not a change, so it is forwarded unrecorded. It answers

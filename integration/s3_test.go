@@ -259,7 +259,7 @@ func TestS3HandlerConcurrency(t *testing.T) {
 
 // The handler's races that MinIO cannot prove, and why: none. MinIO leaves
 // t/a/b out of every listing while the object t/a exists, which the
-// handler learns from the server (blob.ListHider) and answers with a create
+// handler learns from the server (blob.Traits.HidesUnderObjects) and answers with a create
 // protocol that looks by Stat (memory's settleHidden).
 var minioConcurrencySkips = map[string]string{}
 

@@ -23,7 +23,7 @@ import (
 // before it looks, so the later of the two looks finds the other's write.
 // Both may withdraw; then the retry decides (at most Options.Retries times).
 // This holds on stores whose listing shows every key written before it. On
-// a store whose listing hides keys under an object (blob.ListHider: MinIO),
+// a store whose listing hides keys under an object (blob.Traits.HidesUnderObjects: MinIO),
 // the file's look beneath itself would find nothing, so settleHidden runs
 // instead.
 func (h *Handler) settle(ctx context.Context, c *command, key, version string) (Result, bool) {
@@ -93,7 +93,7 @@ func (h *Handler) clashes(ctx context.Context, key string) (bool, error) {
 }
 
 // WitnessDir is the reserved directory of the witnesses that creates write
-// on a store whose listing hides keys under objects (blob.ListHider): a
+// on a store whose listing hides keys under objects (blob.Traits.HidesUnderObjects): a
 // small object per name that was made a directory, and one per name whose
 // file a create withdrew, at the root of the store (of each mount, on a
 // mount table), outside every memory directory, so that no delete or

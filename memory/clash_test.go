@@ -18,7 +18,7 @@ import (
 
 // hidingStore lists like MinIO: a key under a key that exists as an object
 // is left out of every listing, though Get and Stat find it. It reports
-// blob.ListHider's answer hides. beforePut, if set, runs before each Put
+// blob.Traits.HidesUnderObjects's answer hides. beforePut, if set, runs before each Put
 // (once per key at most), so a test can let a rival in at that moment.
 //
 // Its listings also leave out the handler's witnesses, which the handler
@@ -36,7 +36,9 @@ func newHidingStore(hides bool) *hidingStore {
 	return &hidingStore{Store: mem.New(nil), hides: hides}
 }
 
-func (s *hidingStore) ListHidesUnderObjects() bool { return s.hides }
+func (s *hidingStore) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, HidesUnderObjects: s.hides}
+}
 
 func (s *hidingStore) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
 	s.mu.Lock()
@@ -107,7 +109,7 @@ func memoryKeys(t *testing.T, s *hidingStore) []string {
 
 // The interleaving MinIO loses: the create of t/a/b runs whole between the
 // survey of t/a and its Put, so the file's look beneath itself lists
-// nothing. With the store's ListHider on, the file's create finds the
+// nothing. With the store's HidesUnderObjects trait on, the file's create finds the
 // witness of t/a, withdraws, looks with t/a absent, and reports that the
 // name exists; with it off (the fake then behaves as MinIO did before), both
 // stay, which is what the protocol is for.

@@ -66,7 +66,7 @@
 //	create, overwriting a file       the checks (Stats, as above) + 1 Put(IfVersion)
 //	create, on a store whose List    as above, + 1 Put per ancestor (its
 //	hides keys under an object       witness) + 1 Stat (the key's witness);
-//	(blob.ListHider: MinIO)          when that witness exists (the name was
+//	(blob.Traits.HidesUnderObjects: MinIO)          when that witness exists (the name was
 //	                                 once a directory), for a key of d
 //	                                 segments d+1 Put, 1 Delete, 5d-1 Stat
 //	                                 and 2 List more (settleHidden)

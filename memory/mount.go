@@ -7,7 +7,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// Mount tables. A store that implements blob.Mounter (package mount)
+// Mount tables. A store that implements blob.Traits.Mounts (package mount)
 // places stores under top-level names: /memories/team/a.md is the file a.md
 // of the store mounted at team. The handler applies the rules of the
 // "Mounts" section of docs/spec.md here, after every path of the command is

@@ -25,7 +25,7 @@
 //
 // # Capabilities
 //
-// The table implements blob.Mounter, which the memory handler consults to
+// The table implements blob.Traits.Mounts, which the memory handler consults to
 // list the mount points at the root, to count files per mount, and to
 // refuse writes per mount (see the "Mounts" section of docs/spec.md). It
 // forwards blob.Renamer and blob.Copier within one mount to that mount's
@@ -38,12 +38,12 @@
 // guarantee blob.Rename documents: every object is at its old key, its new
 // key or both, never neither. A rename or tree delete that would write a
 // read-only mount fails with blob.ErrReadOnly before any storage call.
-// ReadOnly (blob.ReadOnlyReporter) is true when every mount is read-only,
-// blob.ListHider's ListHidesUnderObjects when any mount's is;
+// Traits.ReadOnly is true when every mount is read-only,
+// Traits.HidesUnderObjects when any mount's is;
 // Close closes every mounted store.
 //
 // Wrap each mounted store (prefix, encryption, history), not the table: a
-// wrapper over the table that does not forward blob.Mounter (only Counter
+// wrapper over the table that does not forward blob.Traits.Mounts (only Counter
 // and blob.ReadOnly do) hides the mount points from the handler, which then
 // treats the table as one plain store.
 //
@@ -126,9 +126,9 @@ func CheckName(name string) error {
 // invalid (CheckName) or repeated, or a store is nil. A mount with ReadOnly
 // set is wrapped with blob.ReadOnly, so that no write reaches it.
 //
-// The returned store implements blob.Mounter, blob.Renamer,
+// The returned store implements blob.Traits.Mounts, blob.Renamer,
 // blob.TreeDeleter, blob.BatchDeleter, blob.VersionDeleter, blob.Copier,
-// blob.ReadOnlyReporter, blob.KeyBudgeter and io.Closer, and is safe for
+// blob.TraitsReporter and io.Closer, and is safe for
 // concurrent use when every mounted store is. The table itself is fixed:
 // mounts are neither added nor removed after New.
 func New(mounts []Mount) (blob.Store, error) {
@@ -159,7 +159,7 @@ func New(mounts []Mount) (blob.Store, error) {
 	// keys in byte order ("a.b/" before "a/", although "a" < "a.b").
 	slices.SortFunc(t.mounts, func(a, b *mounted) int { return strings.Compare(a.dir, b.dir) })
 	for _, m := range t.mounts {
-		t.points = append(t.points, blob.MountPoint{Name: m.name, ReadOnly: m.readOnly, KeyBudget: m.keyBudget})
+		t.points = append(t.points, blob.MountPoint{Name: m.name, ReadOnly: m.readOnly, KeyBudget: m.keyBudget, Limits: blob.TraitsOf(m.store).Limits})
 		t.keyBudget = max(t.keyBudget, min(len(m.dir)+m.keyBudget, blob.MaxKeyLen))
 	}
 	slices.SortFunc(t.points, func(a, b blob.MountPoint) int { return strings.Compare(a.Name, b.Name) })

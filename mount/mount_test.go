@@ -31,7 +31,7 @@ func newTable(t *testing.T, mounts ...mount.Mount) blob.Store {
 }
 
 // inside returns the store of the keys of s under the mount point name, a
-// plain store (blob.Prefix does not forward blob.Mounter).
+// plain store (blob.Prefix does not forward blob.Traits.Mounts).
 func inside(t *testing.T, s blob.Store, name string) blob.Store {
 	t.Helper()
 	p, err := blob.Prefix(s, name)

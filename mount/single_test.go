@@ -32,7 +32,7 @@ func TestMemoryConformance(t *testing.T) {
 // m/: once over the store alone (through the case's Wrap), and once over a
 // table whose one mount m is that store's keys under m/ (Wrap over
 // blob.Prefix(store, "m"), so that both leave a wrapping prefix the same
-// key budget), where the handler sees the table (blob.Mounter) and applies
+// key budget), where the handler sees the table (blob.Traits.Mounts) and applies
 // the mount rules. The two Results must be byte-identical, and so must the
 // two stores afterwards.
 //
@@ -71,7 +71,7 @@ func TestSingleMountIsTheStoreAlone(t *testing.T) {
 			}
 			tab := newTable(t, mount.Mount{Name: "m", Store: wrap(inside(t, raw, "m"))})
 			if blob.Mounts(tab) == nil {
-				t.Fatal("the table is not a blob.Mounter")
+				t.Fatal("the table is not a blob.Traits.Mounts")
 			}
 			want := execute(t, wrap(alone), c.Options, input)
 			got := execute(t, tab, c.Options, input)

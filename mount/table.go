@@ -31,16 +31,14 @@ type mounted struct {
 }
 
 var (
-	_ blob.Mounter          = (*table)(nil)
-	_ blob.Renamer          = (*table)(nil)
-	_ blob.TreeDeleter      = (*table)(nil)
-	_ blob.BatchDeleter     = (*table)(nil)
-	_ blob.VersionDeleter   = (*table)(nil)
-	_ blob.Copier           = (*table)(nil)
-	_ blob.ReadOnlyReporter = (*table)(nil)
-	_ blob.KeyBudgeter      = (*table)(nil)
-	_ blob.ListHider        = (*table)(nil)
-	_ io.Closer             = (*table)(nil)
+	_ blob.TraitsReporter = (*table)(nil)
+	_ blob.Renamer        = (*table)(nil)
+	_ blob.Locker         = (*table)(nil)
+	_ blob.TreeDeleter    = (*table)(nil)
+	_ blob.BatchDeleter   = (*table)(nil)
+	_ blob.VersionDeleter = (*table)(nil)
+	_ blob.Copier         = (*table)(nil)
+	_ io.Closer           = (*table)(nil)
 )
 
 // route returns the mount holding key and the key inside it. It fails with
@@ -193,6 +191,22 @@ func (t *table) DeleteTree(ctx context.Context, dir string) error {
 	return d.DeleteTree(ctx, k)
 }
 
+// Lock takes the lock of the mount's store on key (errors.ErrUnsupported
+// when that store has no Locker), so that writers of one file under a mount
+// take turns as they do on the store itself. A lock is not a write: a
+// read-only mount has its store's locks too.
+func (t *table) Lock(ctx context.Context, key string) (func(), error) {
+	m, k, err := t.route(key)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := m.store.(blob.Locker)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return l.Lock(ctx, k)
+}
+
 // writeGroups routes keys for a write to several of them: the mounts in
 // order of first appearance, and for each the indexes into keys and the
 // keys inside it. Any key outside every mount, a mount point or a key in a
@@ -284,33 +298,18 @@ func (t *table) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Inf
 	return to.outer(info), err
 }
 
-// KeyBudget is the longest key of the roomiest mount, its name included;
-// each mount's own budget is in its blob.MountPoint.
-func (t *table) KeyBudget() int { return t.keyBudget }
-
-// Mounts returns the mount points in byte order of their names.
-func (t *table) Mounts() []blob.MountPoint { return slices.Clone(t.points) }
-
-// ListHidesUnderObjects reports whether any mounted store's listing hides
-// keys under objects (blob.ListHider): the handler then takes the care that
-// store needs in every mount.
-func (t *table) ListHidesUnderObjects() bool {
+// Traits: the longest key of the roomiest mount, its name included (each
+// mount's own budget is in its blob.MountPoint); the mount points; listings
+// that hide keys under objects when any mounted store's do, so that the
+// handler takes the care that store needs in every mount; read-only when
+// every mount is.
+func (t *table) Traits() blob.Traits {
+	tr := blob.Traits{KeyBudget: t.keyBudget, Mounts: slices.Clone(t.points), ReadOnly: true}
 	for _, m := range t.mounts {
-		if blob.ListHidesUnderObjects(m.store) {
-			return true
-		}
+		tr.HidesUnderObjects = tr.HidesUnderObjects || blob.ListHidesUnderObjects(m.store)
+		tr.ReadOnly = tr.ReadOnly && m.readOnly
 	}
-	return false
-}
-
-// ReadOnly reports whether every mount is read-only.
-func (t *table) ReadOnly() bool {
-	for _, m := range t.mounts {
-		if !m.readOnly {
-			return false
-		}
-	}
-	return true
+	return tr
 }
 
 // Close closes every mounted store that needs closing and returns their

@@ -17,7 +17,7 @@ import (
 // span (a child of the span in the call's context) and metrics for each.
 // It forwards blob.Renamer, blob.TreeDeleter, blob.BatchDeleter,
 // blob.Copier, blob.VersionDeleter,
-// blob.ReadOnlyReporter, blob.Mounter, blob.KeyBudgeter, blob.ListHider, blob.Locker (a
+// blob.TraitsReporter, blob.Locker (a
 // lock is no storage call: it gets no span) and io.Closer to s. A Rename,
 // DeleteTree or DeleteKeys that s lacks returns errors.ErrUnsupported
 // without a span, as it reaches no storage (the package functions
@@ -39,14 +39,10 @@ type store struct {
 var (
 	_ blob.Renamer          = (*store)(nil)
 	_ blob.TreeDeleter      = (*store)(nil)
-	_ blob.ReadOnlyReporter = (*store)(nil)
-	_ blob.Mounter          = (*store)(nil)
-	_ blob.KeyBudgeter      = (*store)(nil)
 	_ blob.Locker           = (*store)(nil)
 	_ blob.BatchDeleter     = (*store)(nil)
 	_ blob.Copier           = (*store)(nil)
 	_ blob.VersionDeleter   = (*store)(nil)
-	_ blob.ListHider        = (*store)(nil)
 	_ io.Closer             = (*store)(nil)
 )
 
@@ -270,19 +266,6 @@ func (s *store) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error,
 	return errs, err
 }
 
-func (s *store) ReadOnly() bool { return blob.IsReadOnly(s.inner) }
-
-// Mounts forwards to the inner store, so that a handler over the wrapper
-// sees the mount table of the store it wraps.
-func (s *store) Mounts() []blob.MountPoint { return blob.Mounts(s.inner) }
-
-// KeyBudget is the inner store's: the wrapper leaves keys as they are.
-func (s *store) KeyBudget() int { return blob.KeyBytes(s.inner) }
-
-// ListHidesUnderObjects is the inner store's: the wrapper leaves keys as
-// they are.
-func (s *store) ListHidesUnderObjects() bool { return blob.ListHidesUnderObjects(s.inner) }
-
 // Lock forwards to the inner store's Locker, or returns
 // errors.ErrUnsupported, which makes blob.Lock fall back.
 func (s *store) Lock(ctx context.Context, key string) (func(), error) {
@@ -292,6 +275,9 @@ func (s *store) Lock(ctx context.Context, key string) (func(), error) {
 	}
 	return l.Lock(ctx, key)
 }
+
+// Traits are the inner store's: the wrapper leaves keys as they are.
+func (s *store) Traits() blob.Traits { return blob.TraitsOf(s.inner) }
 
 // Close closes the inner store.
 func (s *store) Close() error { return blob.Close(s.inner) }

@@ -67,8 +67,8 @@ type closeStore struct {
 
 func (c closeStore) Close() error { *c.closed = true; return nil }
 
-func (c closeStore) Mounts() []blob.MountPoint {
-	return []blob.MountPoint{{Name: "team", ReadOnly: true}}
+func (c closeStore) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, Mounts: []blob.MountPoint{{Name: "team", ReadOnly: true}}}
 }
 
 // The wrapper forwards what the suites cannot see: the key budget, the

@@ -127,11 +127,11 @@ func (s *store) Close() error {
 	return s.closeErr
 }
 
-var _ blob.KeyBudgeter = (*store)(nil)
+var _ blob.TraitsReporter = (*store)(nil)
 
-// KeyBudget implements blob.KeyBudgeter: keys are stored after the
+// Traits implements blob.TraitsReporter: keys are stored after the
 // store's prefix, within the server's 1,024 bytes.
-func (s *store) KeyBudget() int { return blob.MaxKeyLen - len(s.dir) }
+func (s *store) Traits() blob.Traits { return blob.Traits{KeyBudget: blob.MaxKeyLen - len(s.dir)} }
 
 // object checks ctx and key and returns the key's object handle.
 func (s *store) object(ctx context.Context, key string) (*storage.ObjectHandle, error) {
@@ -144,7 +144,7 @@ func (s *store) object(ctx context.Context, key string) (*storage.ObjectHandle, 
 	if err := blob.CheckKey(key); err != nil {
 		return nil, err
 	}
-	if len(key) > s.KeyBudget() {
+	if len(key) > blob.KeyBytes(s) {
 		return nil, fmt.Errorf("%w: %d bytes with the store prefix, over %d", blob.ErrInvalidKey, len(s.dir)+len(key), blob.MaxKeyLen)
 	}
 	return s.bucket.Object(s.dir + key), nil

@@ -99,7 +99,7 @@
 // MinIO (a file-system-backed server) holds the objects a/b and a/b/c at
 // once (it refuses neither Put) but leaves a/b/c out of listings while a/b
 // exists, though HEAD and GET find it; AWS lists both. The store reports
-// blob.ListHider's true once an answer names MinIO in its Server header,
+// a Traits.HidesUnderObjects of true once an answer names MinIO in its Server header,
 // and the memory handler then runs the create protocol that needs no such
 // listing, so it never creates such pairs. Objects whose keys are not valid blob keys, such as the "dir/"
 // folder markers some consoles create, are invisible to List and

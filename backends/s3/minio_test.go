@@ -13,7 +13,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// The store reports blob.ListHider's true only once a server that names
+// The store reports a Traits.HidesUnderObjects of true only once a server that names
 // itself MinIO has answered, a 404 included, and never for another server.
 func TestListHidesUnderObjects(t *testing.T) {
 	for _, tt := range []struct {

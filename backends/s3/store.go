@@ -90,16 +90,19 @@ type store struct {
 	bucket string
 	dir    string // the key prefix with a trailing '/', or ""
 
-	serverWatch // blob.ListHider: is the server MinIO? (minio.go)
+	serverWatch // is the server MinIO? (minio.go)
 
 	copyMode copyProbe // whether CopyObject honours If-None-Match (copy.go)
 }
 
-var _ blob.KeyBudgeter = (*store)(nil)
+var _ blob.TraitsReporter = (*store)(nil)
 
-// KeyBudget implements blob.KeyBudgeter: keys are stored after the
-// store's prefix, within the server's 1,024 bytes.
-func (s *store) KeyBudget() int { return blob.MaxKeyLen - len(s.dir) }
+// Traits implements blob.TraitsReporter: keys are stored after the
+// store's prefix, within the server's 1,024 bytes, and a MinIO server's
+// listings hide keys under objects (minio.go).
+func (s *store) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen - len(s.dir), HidesUnderObjects: s.isMinIO()}
+}
 
 // objectKey checks key and returns its object key.
 func (s *store) objectKey(ctx context.Context, key string) (string, error) {
@@ -109,7 +112,7 @@ func (s *store) objectKey(ctx context.Context, key string) (string, error) {
 	if err := blob.CheckKey(key); err != nil {
 		return "", err
 	}
-	if len(key) > s.KeyBudget() {
+	if len(key) > blob.KeyBytes(s) {
 		return "", fmt.Errorf("%w: %d bytes with the store prefix, over %d", blob.ErrInvalidKey, len(s.dir)+len(key), blob.MaxKeyLen)
 	}
 	return s.dir + key, nil

@@ -21,7 +21,7 @@ import (
 // created meanwhile (by another process) opens it too.
 //
 // It forwards every capability of the store it opens (Renamer,
-// TreeDeleter, ReadOnlyReporter, KeyBudgeter, Locker, Mounter, io.Closer).
+// TreeDeleter, Locker, TraitsReporter, io.Closer).
 // It is safe for concurrent use.
 type lazyStore struct {
 	dir  string                                        // the directory; missing when the lazyStore was made
@@ -34,10 +34,7 @@ type lazyStore struct {
 var (
 	_ blob.Renamer          = (*lazyStore)(nil)
 	_ blob.TreeDeleter      = (*lazyStore)(nil)
-	_ blob.ReadOnlyReporter = (*lazyStore)(nil)
-	_ blob.KeyBudgeter      = (*lazyStore)(nil)
 	_ blob.Locker           = (*lazyStore)(nil)
-	_ blob.Mounter          = (*lazyStore)(nil)
 )
 
 // store returns the opened store. When none is open yet, create opens it;
@@ -194,29 +191,13 @@ func (l *lazyStore) Lock(ctx context.Context, key string) (func(), error) {
 	return blob.Lock(ctx, s, key)
 }
 
-// ReadOnly reports whether the opened store is read-only; before it is
-// opened, false (the store is opened for writing).
-func (l *lazyStore) ReadOnly() bool {
+// Traits are the opened store's; before it is open, those of a file store
+// (the directory is local and holds nothing yet).
+func (l *lazyStore) Traits() blob.Traits {
 	if s := l.opened(); s != nil {
-		return blob.IsReadOnly(s)
+		return blob.TraitsOf(s)
 	}
-	return false
-}
-
-// KeyBudget is the opened store's; before it is opened, blob.MaxKeyLen.
-func (l *lazyStore) KeyBudget() int {
-	if s := l.opened(); s != nil {
-		return blob.KeyBytes(s)
-	}
-	return blob.MaxKeyLen
-}
-
-// Mounts is the opened store's; before it is opened, none.
-func (l *lazyStore) Mounts() []blob.MountPoint {
-	if s := l.opened(); s != nil {
-		return blob.Mounts(s)
-	}
-	return nil
+	return blob.Traits{KeyBudget: blob.MaxKeyLen}
 }
 
 // Close closes the opened store, if any.

@@ -88,7 +88,7 @@ func RunConcurrencyWith(t *testing.T, newStore func(t *testing.T) blob.Store, op
 // yielding lets other goroutines run before each call it forwards, which
 // widens the window between a create's checks and its write, where a store
 // whose IfAbsent is not exact lets two writers in. (create needs neither
-// Renamer nor TreeDeleter, which it hides; it forwards blob.ListHider.)
+// Renamer nor TreeDeleter, which it hides; it forwards blob.Traits.HidesUnderObjects.)
 type yielding struct{ blob.Store }
 
 func (y yielding) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
@@ -111,9 +111,8 @@ func (y yielding) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, 
 	return y.Store.List(ctx, prefix)
 }
 
-// ListHidesUnderObjects is the store's: the handler runs the protocol the
-// store needs (blob.ListHider).
-func (y yielding) ListHidesUnderObjects() bool { return blob.ListHidesUnderObjects(y.Store) }
+// Traits are the store's: the handler runs the protocol the store needs.
+func (y yielding) Traits() blob.Traits { return blob.TraitsOf(y.Store) }
 
 func newHandler(t *testing.T, s blob.Store) *memory.Handler {
 	t.Helper()

@@ -90,7 +90,7 @@ func (r rivalStore) Put(ctx context.Context, key string, data []byte, c blob.Con
 }
 
 // budgeted returns a Wrap that makes the store say it holds keys of at most
-// n bytes (blob.KeyBudgeter), as a prefixed store does. It does not refuse
+// n bytes (blob.Traits.KeyBudget), as a prefixed store does. It does not refuse
 // longer keys itself: the handler must, before any storage call.
 func budgeted(n int) func(blob.Store) blob.Store {
 	return func(s blob.Store) blob.Store { return budgetStore{Store: s, n: n} }
@@ -101,4 +101,8 @@ type budgetStore struct {
 	n int
 }
 
-func (b budgetStore) KeyBudget() int { return min(b.n, blob.KeyBytes(b.Store)) }
+func (b budgetStore) Traits() blob.Traits {
+	t := blob.TraitsOf(b.Store)
+	t.KeyBudget = min(b.n, t.KeyBudget)
+	return t
+}

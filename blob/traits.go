@@ -1,0 +1,148 @@
+package blob
+
+import "slices"
+
+// Traits is what a store says about itself without a storage call: what the
+// memory tree above it must know to apply its rules. A store reports them
+// by implementing TraitsReporter; a wrapper reports those of the store it
+// wraps, changed only where it changes them (Prefix shortens the keys and
+// hides the mounts, ReadOnly refuses writes). TraitsOf gives the Traits of
+// any store.
+type Traits struct {
+	// ReadOnly: the store refuses every write. The memory handler refuses
+	// writing commands up front.
+	ReadOnly bool
+	// KeyBudget is the longest key the store accepts, in bytes, at most
+	// MaxKeyLen: less when it adds bytes of its own to every key (a prefix
+	// and its '/'). A longer key is refused with ErrInvalidKey before any
+	// call reaches storage; the memory handler refuses such a path as too
+	// long. A store reporting Traits sets it (MaxKeyLen when it adds none).
+	KeyBudget int
+	// HidesUnderObjects: List may leave out keys that lie under a key that
+	// exists as an object. MinIO does: it keeps the object "a/b" in a
+	// directory a/b of its file system and does not descend into an
+	// object's directory when it lists, while Get and Stat still find
+	// "a/b/c". On such a store a create cannot see by listing a file
+	// another writer just created beneath its own, so the memory handler
+	// looks by Stat instead. It may turn from false to true once the store
+	// has learnt what its server is (an S3 store, from its first
+	// response), never back.
+	HidesUnderObjects bool
+	// Mounts are the mount points of a mount table (package mount), in
+	// byte order of their names, or nil for any other store. Such a store
+	// finds nothing outside its mount points and refuses to write there,
+	// and refuses to write, delete or rename a mount point itself.
+	Mounts []MountPoint
+	// Limits are the memory tree's limits set for this store (by its URL's
+	// max_files, max_file_bytes and view_limit); zero fields leave the
+	// memory handler's own.
+	Limits Limits
+}
+
+// Limits are limits of the memory tree that a store carries (see
+// WithLimits). A zero field sets nothing.
+type Limits struct {
+	MaxFiles     int   // files in the store (memory.Options.MaxFiles); negative: no limit
+	MaxFileBytes int64 // bytes in one file (memory.Options.MaxFileBytes)
+	ViewLimit    int   // code points a view shows (memory.Options.ViewLimit); negative: no truncation
+}
+
+// TraitsReporter is implemented by stores that report Traits. A store that
+// does not has the zero Traits with a KeyBudget of MaxKeyLen.
+type TraitsReporter interface {
+	Traits() Traits
+}
+
+// TraitsOf returns the Traits s reports, with KeyBudget kept within 0 and
+// MaxKeyLen. The caller may modify the result (Mounts is a copy).
+func TraitsOf(s Store) Traits {
+	r, ok := s.(TraitsReporter)
+	if !ok {
+		return Traits{KeyBudget: MaxKeyLen}
+	}
+	t := r.Traits()
+	t.KeyBudget = min(max(t.KeyBudget, 0), MaxKeyLen)
+	t.Mounts = slices.Clone(t.Mounts)
+	return t
+}
+
+// IsReadOnly reports whether s says it refuses writes (Traits.ReadOnly).
+func IsReadOnly(s Store) bool { return TraitsOf(s).ReadOnly }
+
+// KeyBytes returns the longest key s accepts (Traits.KeyBudget).
+func KeyBytes(s Store) int { return TraitsOf(s).KeyBudget }
+
+// ListHidesUnderObjects reports whether s says that its List may leave out
+// keys under a key that exists as an object (Traits.HidesUnderObjects).
+func ListHidesUnderObjects(s Store) bool { return TraitsOf(s).HidesUnderObjects }
+
+// Mounts returns the mount points of s (Traits.Mounts), or nil when s is
+// not a mount table.
+func Mounts(s Store) []MountPoint { return TraitsOf(s).Mounts }
+
+// WithLimits returns s carrying the limits l in its Traits (those l sets
+// replace the ones s carries). It changes nothing else: every call and
+// capability of s is s's.
+func WithLimits(s Store, l Limits) Store {
+	if l == (Limits{}) {
+		return s
+	}
+	return &limitsStore{Forward: Forward{Inner: s}, limits: l}
+}
+
+// limitsStore is WithLimits's store.
+type limitsStore struct {
+	Forward
+	limits Limits
+}
+
+func (s *limitsStore) Traits() Traits {
+	t := TraitsOf(s.Inner)
+	if s.limits.MaxFiles != 0 {
+		t.Limits.MaxFiles = s.limits.MaxFiles
+	}
+	if s.limits.MaxFileBytes != 0 {
+		t.Limits.MaxFileBytes = s.limits.MaxFileBytes
+	}
+	if s.limits.ViewLimit != 0 {
+		t.Limits.ViewLimit = s.limits.ViewLimit
+	}
+	return t
+}
+
+// The Traits of this package's wrappers.
+var (
+	_ TraitsReporter = (*prefixStore)(nil)
+	_ TraitsReporter = readOnlyStore{}
+	_ TraitsReporter = (*Counter)(nil)
+	_ TraitsReporter = (*timeoutStore)(nil)
+	_ TraitsReporter = (*plainStore)(nil)
+)
+
+// Traits are the inner store's, with the prefix and its '/' taken from the
+// key budget; a prefixed store lies in one mount, so it has no mounts.
+func (p *prefixStore) Traits() Traits {
+	t := TraitsOf(p.inner)
+	t.KeyBudget -= len(p.dir)
+	t.Mounts = nil
+	return t
+}
+
+// Traits are the inner store's, read-only, with every mount read-only.
+func (r readOnlyStore) Traits() Traits {
+	t := TraitsOf(r.inner)
+	t.ReadOnly = true
+	for i := range t.Mounts {
+		t.Mounts[i].ReadOnly = true
+	}
+	return t
+}
+
+// Traits are the inner store's.
+func (c *Counter) Traits() Traits { return TraitsOf(c.inner) }
+
+// Traits are the inner store's.
+func (t *timeoutStore) Traits() Traits { return TraitsOf(t.inner) }
+
+// Traits are the inner store's.
+func (p *plainStore) Traits() Traits { return TraitsOf(p.inner) }

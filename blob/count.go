@@ -38,10 +38,10 @@ type Counter struct {
 }
 
 var (
-	_ Renamer          = (*Counter)(nil)
-	_ TreeDeleter      = (*Counter)(nil)
-	_ BatchDeleter     = (*Counter)(nil)
-	_ io.Closer        = (*Counter)(nil)
+	_ Renamer      = (*Counter)(nil)
+	_ TreeDeleter  = (*Counter)(nil)
+	_ BatchDeleter = (*Counter)(nil)
+	_ io.Closer    = (*Counter)(nil)
 )
 
 // NewCounter returns a Counter over s with every count at zero.

@@ -48,9 +48,9 @@ type plainStore struct {
 }
 
 var (
-	_ Renamer          = (*plainStore)(nil)
-	_ TreeDeleter      = (*plainStore)(nil)
-	_ io.Closer        = (*plainStore)(nil)
+	_ Renamer     = (*plainStore)(nil)
+	_ TreeDeleter = (*plainStore)(nil)
+	_ io.Closer   = (*plainStore)(nil)
 )
 
 // check returns ErrEncrypted when the inner store is encrypted, looking
@@ -145,8 +145,7 @@ func (p *plainStore) DeleteTree(ctx context.Context, dir string) error {
 // Close closes the inner store.
 func (p *plainStore) Close() error { return Close(p.inner) }
 
-var (
-)
+var ()
 
 // Unguarded returns the store RefuseEncrypted wrapped when s is such a
 // guard (the outermost layer of s), and s itself otherwise. It is for the

@@ -31,4 +31,3 @@ func MountOf(mounts []MountPoint, key string) (MountPoint, bool) {
 	}
 	return MountPoint{}, false
 }
-

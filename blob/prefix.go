@@ -30,9 +30,9 @@ type prefixStore struct {
 }
 
 var (
-	_ Renamer          = (*prefixStore)(nil)
-	_ TreeDeleter      = (*prefixStore)(nil)
-	_ io.Closer        = (*prefixStore)(nil)
+	_ Renamer     = (*prefixStore)(nil)
+	_ TreeDeleter = (*prefixStore)(nil)
+	_ io.Closer   = (*prefixStore)(nil)
 )
 
 // full maps a key of this store to a key of the inner store, checking it
@@ -145,9 +145,9 @@ func ReadOnly(s Store) Store { return readOnlyStore{inner: s} }
 type readOnlyStore struct{ inner Store }
 
 var (
-	_ Renamer          = readOnlyStore{}
-	_ TreeDeleter      = readOnlyStore{}
-	_ io.Closer        = readOnlyStore{}
+	_ Renamer     = readOnlyStore{}
+	_ TreeDeleter = readOnlyStore{}
+	_ io.Closer   = readOnlyStore{}
 )
 
 func (r readOnlyStore) Get(ctx context.Context, key string, limit int64) ([]byte, Info, error) {

@@ -80,9 +80,9 @@ type timeoutStore struct {
 }
 
 var (
-	_ Renamer          = (*timeoutStore)(nil)
-	_ TreeDeleter      = (*timeoutStore)(nil)
-	_ io.Closer        = (*timeoutStore)(nil)
+	_ Renamer     = (*timeoutStore)(nil)
+	_ TreeDeleter = (*timeoutStore)(nil)
+	_ io.Closer   = (*timeoutStore)(nil)
 )
 
 // start returns the call's context and the function that ends the call and
@@ -158,4 +158,4 @@ func (t *timeoutStore) DeleteTree(ctx context.Context, dir string) error {
 	return end(d.DeleteTree(cctx, dir))
 }
 
-func (t *timeoutStore) Close() error         { return Close(t.inner) }
+func (t *timeoutStore) Close() error { return Close(t.inner) }

@@ -8,7 +8,7 @@ import (
 )
 
 var (
-	_ blob.Locker      = (*store)(nil)
+	_ blob.Locker = (*store)(nil)
 
 	_ blob.BatchDeleter   = (*store)(nil)
 	_ blob.VersionDeleter = (*store)(nil)

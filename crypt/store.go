@@ -75,9 +75,9 @@ type storeKey struct {
 }
 
 var (
-	_ blob.Renamer          = (*store)(nil)
-	_ blob.TreeDeleter      = (*store)(nil)
-	_ io.Closer             = (*store)(nil)
+	_ blob.Renamer     = (*store)(nil)
+	_ blob.TreeDeleter = (*store)(nil)
+	_ io.Closer        = (*store)(nil)
 )
 
 // macKey returns the store's frame MAC key, loading it on first use. When

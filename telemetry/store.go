@@ -37,13 +37,13 @@ type store struct {
 }
 
 var (
-	_ blob.Renamer          = (*store)(nil)
-	_ blob.TreeDeleter      = (*store)(nil)
-	_ blob.Locker           = (*store)(nil)
-	_ blob.BatchDeleter     = (*store)(nil)
-	_ blob.Copier           = (*store)(nil)
-	_ blob.VersionDeleter   = (*store)(nil)
-	_ io.Closer             = (*store)(nil)
+	_ blob.Renamer        = (*store)(nil)
+	_ blob.TreeDeleter    = (*store)(nil)
+	_ blob.Locker         = (*store)(nil)
+	_ blob.BatchDeleter   = (*store)(nil)
+	_ blob.Copier         = (*store)(nil)
+	_ blob.VersionDeleter = (*store)(nil)
+	_ io.Closer           = (*store)(nil)
 )
 
 // call is one storage call being recorded.

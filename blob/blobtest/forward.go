@@ -208,7 +208,9 @@ type coreStore struct{ s blob.Store }
 func (c coreStore) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	return c.s.Get(ctx, key, limit)
 }
-func (c coreStore) Stat(ctx context.Context, key string) (blob.Info, error) { return c.s.Stat(ctx, key) }
+func (c coreStore) Stat(ctx context.Context, key string) (blob.Info, error) {
+	return c.s.Stat(ctx, key)
+}
 func (c coreStore) Put(ctx context.Context, key string, data []byte, cond blob.Cond) (blob.Info, error) {
 	return c.s.Put(ctx, key, data, cond)
 }

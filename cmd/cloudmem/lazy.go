@@ -32,9 +32,9 @@ type lazyStore struct {
 }
 
 var (
-	_ blob.Renamer          = (*lazyStore)(nil)
-	_ blob.TreeDeleter      = (*lazyStore)(nil)
-	_ blob.Locker           = (*lazyStore)(nil)
+	_ blob.Renamer     = (*lazyStore)(nil)
+	_ blob.TreeDeleter = (*lazyStore)(nil)
+	_ blob.Locker      = (*lazyStore)(nil)
 )
 
 // store returns the opened store. When none is open yet, create opens it;

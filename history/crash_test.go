@@ -32,12 +32,14 @@ type crashStore struct {
 	n      int
 }
 
-// crash counts a call and reports whether it fails.
-func (c *crashStore) crash() bool {
+// crash counts a call and reports whether it fails, and whether it is the
+// call the process died in (the first that fails). Calls may come from
+// several goroutines (a batch delete runs its deletes in parallel).
+func (c *crashStore) crash() (fail, first bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n++
-	return c.n >= c.at
+	return c.n >= c.at, c.n == c.at
 }
 
 func (c *crashStore) calls() int {
@@ -47,22 +49,22 @@ func (c *crashStore) calls() int {
 }
 
 func (c *crashStore) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
-	if c.crash() {
+	if fail, _ := c.crash(); fail {
 		return nil, blob.Info{}, errCrash
 	}
 	return c.inner.Get(ctx, key, limit)
 }
 
 func (c *crashStore) Stat(ctx context.Context, key string) (blob.Info, error) {
-	if c.crash() {
+	if fail, _ := c.crash(); fail {
 		return blob.Info{}, errCrash
 	}
 	return c.inner.Stat(ctx, key)
 }
 
 func (c *crashStore) Put(ctx context.Context, key string, data []byte, cond blob.Cond) (blob.Info, error) {
-	if c.crash() {
-		if c.landed && c.n == c.at {
+	if fail, first := c.crash(); fail {
+		if c.landed && first {
 			_, _ = c.inner.Put(ctx, key, data, cond)
 		}
 		return blob.Info{}, errCrash
@@ -71,8 +73,8 @@ func (c *crashStore) Put(ctx context.Context, key string, data []byte, cond blob
 }
 
 func (c *crashStore) Delete(ctx context.Context, key string, cond blob.Cond) error {
-	if c.crash() {
-		if c.landed && c.n == c.at {
+	if fail, first := c.crash(); fail {
+		if c.landed && first {
 			_ = c.inner.Delete(ctx, key, cond)
 		}
 		return errCrash
@@ -82,7 +84,7 @@ func (c *crashStore) Delete(ctx context.Context, key string, cond blob.Cond) err
 
 func (c *crashStore) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
 	return func(yield func(blob.Info, error) bool) {
-		if c.crash() {
+		if fail, _ := c.crash(); fail {
 			yield(blob.Info{}, errCrash)
 			return
 		}

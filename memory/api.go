@@ -129,7 +129,7 @@ func (h *Handler) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	case key == "" || h.isMountPoint(key):
 		return nil, &Error{Kind: ErrNotFile, Msg: msgNotAFile(path)}
 	}
-	data, _, err := h.store.Get(ctx, key, h.readLimit())
+	data, _, err := h.store.Get(ctx, key, h.readLimit(key))
 	if err == nil {
 		return data, nil
 	}

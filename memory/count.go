@@ -205,7 +205,7 @@ func fresh(p []pending, now time.Time) ([]pending, bool) {
 // reserve adds the file key to its scope's count, unless the scope holds
 // MaxFiles files already; then it returns full >= 0, the number of files,
 // for the "full" text, and reserves nothing.
-func (h *Handler) reserve(ctx context.Context, key string) (r reservation, full int, err error) {
+func (h *Handler) reserve(ctx context.Context, key string, maxFiles int) (r reservation, full int, err error) {
 	prefix := h.countPrefix(key)
 	ckey := prefix + FileCountKey
 	for attempt := range countAttempts {
@@ -222,12 +222,12 @@ func (h *Handler) reserve(ctx context.Context, key string) (r reservation, full 
 		entry := pending{Key: key, ID: newID(), At: now.UnixNano()}
 		st := ref.state
 		kept, expired := fresh(st.Pending, now)
-		if !ref.exists || st.Files < 0 || st.Files >= h.maxFiles && (!st.Counted || expired) {
+		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired) {
 			n, next, err := h.recount(ctx, ref, prefix, now)
 			if err != nil {
 				return r, -1, err
 			}
-			if n >= h.maxFiles {
+			if n >= maxFiles {
 				_, err = h.writeCount(ctx, ref, next) // so that the next refusal needs no listing
 				if errors.Is(err, blob.ErrPrecondition) {
 					continue
@@ -248,7 +248,7 @@ func (h *Handler) reserve(ctx context.Context, key string) (r reservation, full 
 			}
 			return reservation{key: ckey, id: entry.ID, at: now, ref: ref}, -1, nil
 		}
-		if st.Files >= h.maxFiles {
+		if st.Files >= maxFiles {
 			return r, st.Files, nil
 		}
 		next := fileCount{Files: st.Files + 1, Token: st.Token, Pending: append(kept, entry)}

@@ -45,8 +45,8 @@ func (h *Handler) write(ctx context.Context, c *command) Result {
 	if c.ifVersion == "" {
 		return h.createFile(ctx, c, key, c.data, false)
 	}
-	if n := int64(len(c.data)); n > h.maxFileBytes {
-		return errorResult(ErrTooLarge, msgTooBig(c.path, n, h.maxFileBytes))
+	if n, most := int64(len(c.data)), h.maxFileBytesAt(key); n > most {
+		return errorResult(ErrTooLarge, msgTooBig(c.path, n, most))
 	}
 	_, err := h.store.Put(ctx, key, c.data, blob.Cond{IfVersion: c.ifVersion})
 	switch {
@@ -61,7 +61,7 @@ func (h *Handler) write(ctx context.Context, c *command) Result {
 // createFile is create's protocol for the file key and its content data;
 // with overwrite, an existing file is replaced.
 func (h *Handler) createFile(ctx context.Context, c *command, key string, data []byte, overwrite bool) Result {
-	size := int64(len(data))
+	size, maxBytes, maxFiles := int64(len(data)), h.maxFileBytesAt(key), h.maxFilesAt(key)
 	return h.retry(ctx, c, c.path, func() (Result, bool) {
 		s, err := h.probe(ctx, key, overwrite)
 		switch {
@@ -71,17 +71,17 @@ func (h *Handler) createFile(ctx context.Context, c *command, key string, data [
 			return errorResult(ErrExists, msgExists(c.path)), false
 		case s.fileAncestor != "":
 			return errorResult(ErrNotDir, msgAncestorFile(s.fileAncestor)), false
-		case size > h.maxFileBytes:
-			return errorResult(ErrTooLarge, msgTooBig(c.path, size, h.maxFileBytes)), false
+		case size > maxBytes:
+			return errorResult(ErrTooLarge, msgTooBig(c.path, size, maxBytes)), false
 		}
 		cond := blob.Cond{IfAbsent: true}
 		var r reservation
 		switch {
 		case s.isFile: // replaced: no new file to count
 			cond = blob.Cond{IfVersion: s.version}
-		case h.maxFiles >= 0:
+		case maxFiles >= 0:
 			var full int
-			r, full, err = h.reserve(ctx, key)
+			r, full, err = h.reserve(ctx, key, maxFiles)
 			switch {
 			case errors.Is(err, errCountBusy): // the count kept changing: try again later
 				return Result{}, true
@@ -89,7 +89,7 @@ func (h *Handler) createFile(ctx context.Context, c *command, key string, data [
 				return h.storageFailure(ctx, c, c.path, err), false
 			}
 			if full >= 0 {
-				return errorResult(ErrFull, msgFull(full, h.maxFiles)), false
+				return errorResult(ErrFull, msgFull(full, maxFiles)), false
 			}
 		}
 		if r.key != "" && time.Since(r.at) > pendingTTL/2 {
@@ -217,7 +217,7 @@ func (h *Handler) edit(ctx context.Context, c *command, missing func(path string
 	}
 	defer unlock()
 	return h.retry(ctx, c, c.path, func() (Result, bool) {
-		content, info, err := h.store.Get(ctx, key, h.readLimit())
+		content, info, err := h.store.Get(ctx, key, h.readLimit(key))
 		if errors.Is(err, blob.ErrTooLarge) {
 			return errorResult(ErrTooLarge, msgTooLargeToRead(c.path, err)), false
 		}
@@ -241,8 +241,8 @@ func (h *Handler) edit(ctx context.Context, c *command, missing func(path string
 		if fail != nil {
 			return failedResult(fail), false
 		}
-		if n := int64(len(updated)); n > h.maxFileBytes {
-			return errorResult(ErrTooLarge, msgTooBig(c.path, n, h.maxFileBytes)), false
+		if n, most := int64(len(updated)), h.maxFileBytesAt(key); n > most {
+			return errorResult(ErrTooLarge, msgTooBig(c.path, n, most)), false
 		}
 		_, err = h.store.Put(ctx, key, updated, blob.Cond{IfVersion: info.Version})
 		switch {

@@ -139,12 +139,16 @@ const (
 
 // Options configures a Handler. The zero value gives the defaults above.
 type Options struct {
-	// MaxFileBytes caps a memory file's size. 0 means DefaultMaxFileBytes.
+	// MaxFileBytes caps a memory file's size. 0 means the limit the store
+	// carries (blob.Limits: a URL's max_file_bytes; on a mount table, the
+	// mount's), else DefaultMaxFileBytes. Set, it holds in every mount.
 	MaxFileBytes int64
 	// MaxFiles caps the number of files in the store, or on a mount table
 	// in each mount (hidden files count, reserved bookkeeping keys do not).
-	// 0 means DefaultMaxFiles; negative means no limit, and then create
-	// neither reads nor keeps the count.
+	// 0 means the limit the store carries (blob.Limits: a URL's max_files;
+	// on a mount table, each mount's), else DefaultMaxFiles; negative means
+	// no limit, and then create neither reads nor keeps the count. Set, it
+	// holds in every mount.
 	//
 	// The count is kept in the store (FileCountKey), so create costs
 	// nothing that grows with the store. How exact the limit is:
@@ -170,7 +174,8 @@ type Options struct {
 	//     ones without it wrote.
 	MaxFiles int
 	// ViewLimit caps a file view's numbered lines, in Unicode code points.
-	// 0 means DefaultViewLimit; negative means no truncation.
+	// 0 means the store's (blob.Limits: a URL's view_limit), else
+	// DefaultViewLimit; negative means no truncation.
 	ViewLimit int
 	// MaxImageBytes caps the size of an image returned by view.
 	// 0 means DefaultMaxImageBytes.
@@ -234,9 +239,11 @@ type Handler struct {
 	keyBudget int // the longest key the store holds: blob.KeyBytes
 
 	// The options, defaults applied.
-	maxFileBytes  int64
-	maxFiles      int // < 0: no limit
-	viewLimit     int // < 0: no truncation
+	maxFileBytes  int64 // a mount's may differ: maxFileBytesAt
+	maxFiles      int   // < 0: no limit; a mount's may differ: maxFilesAt
+	viewLimit     int   // < 0: no truncation
+	filesSet      bool  // Options.MaxFiles was set: it holds in every mount
+	bytesSet      bool  // Options.MaxFileBytes was set: it holds in every mount
 	maxImageBytes int64
 	maxLines      int
 	retries       int // >= 0
@@ -258,14 +265,17 @@ func New(store blob.Store, opts Options) (*Handler, error) {
 	case opts.MaxLines < 0:
 		return nil, fmt.Errorf("memory: MaxLines is %d, must not be negative", opts.MaxLines)
 	}
+	limits := blob.TraitsOf(store).Limits
 	h := &Handler{
 		store:         store,
 		log:           cmp.Or(opts.Logger, slog.Default()),
 		obs:           opts.Observer,
 		keyBudget:     blob.KeyBytes(store),
-		maxFileBytes:  cmp.Or(opts.MaxFileBytes, DefaultMaxFileBytes),
-		maxFiles:      cmp.Or(opts.MaxFiles, DefaultMaxFiles),
-		viewLimit:     cmp.Or(opts.ViewLimit, DefaultViewLimit),
+		maxFileBytes:  cmp.Or(opts.MaxFileBytes, max(limits.MaxFileBytes, 0), DefaultMaxFileBytes),
+		maxFiles:      cmp.Or(opts.MaxFiles, limits.MaxFiles, DefaultMaxFiles),
+		viewLimit:     cmp.Or(opts.ViewLimit, limits.ViewLimit, DefaultViewLimit),
+		filesSet:      opts.MaxFiles != 0,
+		bytesSet:      opts.MaxFileBytes != 0,
 		maxImageBytes: cmp.Or(opts.MaxImageBytes, DefaultMaxImageBytes),
 		maxLines:      cmp.Or(opts.MaxLines, DefaultMaxLines),
 		retries:       max(cmp.Or(opts.Retries, DefaultRetries), 0),

@@ -22,7 +22,7 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 	// lowered after a file delete landed (count.go); a directory delete
 	// leaves it too high.
 	var count countRef
-	if h.maxFiles >= 0 {
+	if h.maxFilesAt(key) >= 0 {
 		var err error
 		if count, err = h.readCount(ctx, h.countKey(key)); err != nil {
 			return h.storageFailure(ctx, c, c.path, err)
@@ -79,11 +79,15 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 	// files adds them to the new scope behind its count, which is
 	// forgotten so that its next create recounts (count.go); the old
 	// scope's count is left too high, and marked changed.
-	if h.maxFiles >= 0 && h.countPrefix(oldKey) != h.countPrefix(newKey) &&
+	if h.countPrefix(oldKey) != h.countPrefix(newKey) &&
 		!errors.Is(err, blob.ErrNotExist) && !errors.Is(err, blob.ErrPrecondition) {
-		h.forget(ctx, h.countKey(newKey))
-		if from, err := h.readCount(ctx, h.countKey(oldKey)); err == nil {
-			_ = h.markChanged(ctx, from)
+		if h.maxFilesAt(newKey) >= 0 {
+			h.forget(ctx, h.countKey(newKey))
+		}
+		if h.maxFilesAt(oldKey) >= 0 {
+			if from, err := h.readCount(ctx, h.countKey(oldKey)); err == nil {
+				_ = h.markChanged(ctx, from)
+			}
 		}
 	}
 	switch {

@@ -23,7 +23,7 @@ func (h *Handler) view(ctx context.Context, c *command) Result {
 	if key == "" {
 		return h.viewDir(ctx, c, key)
 	}
-	data, _, err := h.store.Get(ctx, key, h.readLimit())
+	data, _, err := h.store.Get(ctx, key, h.readLimit(key))
 	switch {
 	case err == nil:
 		return h.viewFile(c, key, data)

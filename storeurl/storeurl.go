@@ -37,6 +37,9 @@
 //	age_key_fingerprint=HEX    pin the store's integrity key (crypt.Config.KeyFingerprint), for a
 //	                           reader whose identities did not create the store (an escrow key)
 //	readonly=true              refuse every write (blob.ReadOnly); true, false, 1 or 0
+//	max_files=N                the memory tree's file limit (memory.Options.MaxFiles), or off
+//	max_file_bytes=N           the largest memory file, in bytes (memory.Options.MaxFileBytes)
+//	view_limit=N               the code points a view shows (memory.Options.ViewLimit), or off
 //	timeout=DURATION           the deadline of each storage call, in Go duration syntax (timeout=1s,
 //	                           timeout=1m30s); it must be positive. Without it, the backend's
 //	                           default: blob.DefaultTimeout (30s). A call that exceeds it fails
@@ -58,7 +61,8 @@
 //	prefix     100     prefix=; registered here
 //	encryption 200     encrypt=age...; registered by package crypt (crypt/storeurl.go)
 //	history    300     above encryption, so that its records are encrypted like the memories
-//	readonly   400     readonly=; registered here; outermost, so nothing beneath it writes
+//	readonly   400     readonly=; registered here; so nothing beneath it writes
+//	limits     500     max_files=, max_file_bytes=, view_limit=; registered here; carried in the Traits
 //
 // A URL without encryption gets, in encryption's place, the guard of
 // blob.RefuseEncrypted: if the store holds the encryption layer's key object

@@ -182,7 +182,7 @@ func TestReadOnly(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	everyScheme := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, prefix, readonly, timeout"
+	everyScheme := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, prefix, readonly, timeout, view_limit"
 	for _, tc := range []struct{ raw, want string }{
 		{"", "storeurl: empty URL"},
 		{"nosuch://x", `storeurl: unknown scheme "nosuch" (registered: capture, capture-native, mem)`},
@@ -287,7 +287,7 @@ func TestRegisterPanics(t *testing.T) {
 // the parameters against Backend.Params. A query that does not parse fails
 // before (TestOpenErrors: "storeurl: malformed query").
 func TestBackendParams(t *testing.T) {
-	every := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, prefix, readonly, timeout"
+	every := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, prefix, readonly, timeout, view_limit"
 	for _, tc := range []struct {
 		raw     string
 		allowed []string
@@ -334,6 +334,48 @@ func TestNoPasswordInErrors(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("Open(%q) error shows the password: %s", raw, err)
+		}
+	}
+}
+
+// TestLimitParams: max_files, max_file_bytes and view_limit reach the
+// opened store's Traits, and storeurl.Limits reads them without opening;
+// a bad value is refused by both with the whole text of docs/spec.md.
+func TestLimitParams(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want blob.Limits
+	}{
+		{"mem://", blob.Limits{}},
+		{"mem://?max_files=5&max_file_bytes=1073741824&view_limit=off", blob.Limits{MaxFiles: 5, MaxFileBytes: 1 << 30, ViewLimit: -1}},
+		{"mem://?max_files=off&view_limit=1", blob.Limits{MaxFiles: -1, ViewLimit: 1}},
+	} {
+		got, err := storeurl.Limits(tc.raw)
+		if err != nil || got != tc.want {
+			t.Errorf("Limits(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
+		}
+		s, err := storeurl.Open(t.Context(), tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := blob.TraitsOf(s).Limits; got != tc.want {
+			t.Errorf("Open(%q) carries %+v; want %+v", tc.raw, got, tc.want)
+		}
+		blob.Close(s)
+	}
+	for _, tc := range []struct{ raw, want string }{
+		{"mem://?max_files=0", "storeurl: max_files=0: want a whole number from 1 to 1000000000, or off"},
+		{"mem://?max_files=-5", "storeurl: max_files=-5: want a whole number from 1 to 1000000000, or off"},
+		{"mem://?view_limit=1e3", "storeurl: view_limit=1e3: want a whole number from 1 to 1000000000, or off"},
+		{"mem://?max_file_bytes=off", "storeurl: max_file_bytes=off: want a whole number from 1 to 1073741824"},
+		{"mem://?max_file_bytes=1073741825", "storeurl: max_file_bytes=1073741825: want a whole number from 1 to 1073741824"},
+	} {
+		if _, err := storeurl.Limits(tc.raw); err == nil || err.Error() != tc.want {
+			t.Errorf("Limits(%q) = %v; want %q", tc.raw, err, tc.want)
+		}
+		if s, err := storeurl.Open(t.Context(), tc.raw); err == nil || err.Error() != tc.want {
+			blob.Close(s)
+			t.Errorf("Open(%q) = %v; want %q", tc.raw, err, tc.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -27,9 +28,13 @@ const (
 	// records are stored encrypted like the memories they describe.
 	OrderHistory = 300
 	// OrderReadOnly refuses every write (readonly=, registered by this
-	// package). It is outermost, so that nothing beneath it writes either,
-	// history records included.
+	// package). It is outermost but for the limits, so that nothing
+	// beneath it writes either, history records included.
 	OrderReadOnly = 400
+	// OrderLimits carries the memory tree's limits (max_files,
+	// max_file_bytes, view_limit; registered by this package) in the
+	// store's Traits: outermost, so that it reports every layer's Traits.
+	OrderLimits = 500
 )
 
 // Wrapper is a layer a package registers, like a scheme, for Open to put
@@ -193,4 +198,79 @@ func readOnlyValue(v string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("storeurl: readonly=%s: want true, false, 1 or 0", v)
+}
+
+// The limits of the memory tree a URL may set (docs/spec.md "Concurrency,
+// limits and failures"), carried by the store's Traits (blob.WithLimits).
+const (
+	paramMaxFiles     = "max_files"
+	paramMaxFileBytes = "max_file_bytes"
+	paramViewLimit    = "view_limit"
+)
+
+// limitsLayer is the wrapper the limit parameters select; it is outermost,
+// so that every layer beneath reports its Traits through it.
+var limitsLayer = Wrapper{Order: OrderLimits, Params: []string{paramMaxFiles, paramMaxFileBytes, paramViewLimit},
+	Check: func(params url.Values) error { _, err := limitsOf(params); return err },
+	Wrap: func(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+		l, err := limitsOf(params)
+		if err != nil {
+			return nil, err
+		}
+		return blob.WithLimits(s, l), nil
+	}}
+
+func init() { RegisterWrapper("limits", limitsLayer) }
+
+// limitsOf parses the limit parameters present in params.
+func limitsOf(params url.Values) (blob.Limits, error) {
+	var l blob.Limits
+	n, err := limitValue(params, paramMaxFiles, 1_000_000_000, true)
+	if err != nil {
+		return l, err
+	}
+	l.MaxFiles = int(n)
+	if l.MaxFileBytes, err = limitValue(params, paramMaxFileBytes, blob.MaxObjectBytes, false); err != nil {
+		return l, err
+	}
+	n, err = limitValue(params, paramViewLimit, 1_000_000_000, true)
+	l.ViewLimit = int(n)
+	return l, err
+}
+
+// limitValue parses the parameter name: absent is 0, "off" (where allowed)
+// is -1, otherwise a whole number from 1 to most.
+func limitValue(params url.Values, name string, most int64, off bool) (int64, error) {
+	v, ok := params[name]
+	if !ok {
+		return 0, nil
+	}
+	if off && v[0] == "off" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v[0], 10, 64)
+	if err != nil || n < 1 || n > most {
+		orOff := ""
+		if off {
+			orOff = ", or off"
+		}
+		return 0, fmt.Errorf("storeurl: %s=%s: want a whole number from 1 to %d%s", name, v[0], most, orOff)
+	}
+	return n, nil
+}
+
+// Limits returns the limits of the memory tree that the URL raw sets (its
+// max_files, max_file_bytes and view_limit), without opening anything: for
+// a program that must know them before the store exists. A bare path sets
+// none.
+func Limits(raw string) (blob.Limits, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || len(u.Scheme) == 1 {
+		return blob.Limits{}, nil // a bare path, or one Open reports
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return blob.Limits{}, nil // Open reports it
+	}
+	return limitsOf(q)
 }

@@ -85,8 +85,8 @@ func TestParseURLOptions(t *testing.T) {
 func TestParseURLErrors(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{"redis://:s3cret@h:1?colour=red",
-			`storeurl: redis: unknown URL parameter "colour" (redis accepts: client_name, dial_timeout, max_retries, pool_size, read_timeout, write_timeout; every scheme accepts: prefix, readonly, timeout)`},
-		{"redis://:s3cret@h:1?db=2", `storeurl: redis: unknown URL parameter "db" (redis accepts: client_name, dial_timeout, max_retries, pool_size, read_timeout, write_timeout; every scheme accepts: prefix, readonly, timeout)`},
+			`storeurl: redis: unknown URL parameter "colour" (redis accepts: client_name, dial_timeout, max_retries, pool_size, read_timeout, write_timeout; every scheme accepts: max_file_bytes, max_files, prefix, readonly, timeout, view_limit)`},
+		{"redis://:s3cret@h:1?db=2", `storeurl: redis: unknown URL parameter "db" (redis accepts: client_name, dial_timeout, max_retries, pool_size, read_timeout, write_timeout; every scheme accepts: max_file_bytes, max_files, prefix, readonly, timeout, view_limit)`},
 		{"redis://:s3cret@h:1/x", `redis: redis URL: invalid database number: "x"`},
 		{"redis://:s3cret@h:1/1/2", `redis: redis URL: invalid URL path: /1/2`},
 		{"redis://:s3cret@h:1?pool_size=many", `redis: redis URL: invalid pool_size number: strconv.Atoi: parsing "many": invalid syntax`},

@@ -24,8 +24,9 @@ import (
 // TreeDeleter, Locker, TraitsReporter, io.Closer).
 // It is safe for concurrent use.
 type lazyStore struct {
-	dir  string                                        // the directory; missing when the lazyStore was made
-	open func(ctx context.Context) (blob.Store, error) // opens (and creates) the store
+	dir    string                                        // the directory; missing when the lazyStore was made
+	open   func(ctx context.Context) (blob.Store, error) // opens (and creates) the store
+	limits blob.Limits                                   // the URL's (storeurl.Limits), for Traits before the store opens
 
 	mu    sync.Mutex
 	inner blob.Store // nil until opened
@@ -192,12 +193,12 @@ func (l *lazyStore) Lock(ctx context.Context, key string) (func(), error) {
 }
 
 // Traits are the opened store's; before it is open, those of a file store
-// (the directory is local and holds nothing yet).
+// (the directory is local and holds nothing yet) with the URL's limits.
 func (l *lazyStore) Traits() blob.Traits {
 	if s := l.opened(); s != nil {
 		return blob.TraitsOf(s)
 	}
-	return blob.Traits{KeyBudget: blob.MaxKeyLen}
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, Limits: l.limits}
 }
 
 // Close closes the opened store, if any.

@@ -72,7 +72,8 @@ func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Stor
 			if err := checkParams(ctx, rawURL); err != nil {
 				return nil, err // now, not at the first write
 			}
-			return a.instrumentStore(&lazyStore{dir: dir, open: func(ctx context.Context) (blob.Store, error) {
+			limits, _ := storeurl.Limits(rawURL) // checked by checkParams
+			return a.instrumentStore(&lazyStore{dir: dir, limits: limits, open: func(ctx context.Context) (blob.Store, error) {
 				return storeurl.Open(ctx, rawURL)
 			}}, rawURL), nil
 		}

@@ -83,3 +83,43 @@ func TestCopyEmptySource(t *testing.T) {
 		t.Errorf("DST holds %q, want nothing", got)
 	}
 }
+
+// TestURLLimits: a store URL's max_files holds for the CLI's commands,
+// whether its directory exists or the first write creates it, and on a
+// mount; a bad value is refused with the whole storeurl text and creates
+// nothing.
+func TestURLLimits(t *testing.T) {
+	const stdin = `{"command":"create","path":"/memories/a","file_text":""}
+{"command":"create","path":"/memories/b","file_text":""}
+`
+	const want = `{"content":"File created successfully at: /memories/a","is_error":false}
+{"content":"Error: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first.","is_error":true}
+`
+	existing := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "new")
+	for _, store := range []string{"file://" + existing + "?max_files=1", "file://" + missing + "?max_files=1"} {
+		code, stdout, stderr := cloudmem([]string{"--store", store, "exec"}, stdin, nil)
+		if code != 0 || stdout != want || stderr != "" {
+			t.Errorf("exec on %s = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", store, code, stdout, stderr, want)
+		}
+	}
+	mounted := `{"command":"create","path":"/memories/me/a","file_text":""}
+{"command":"create","path":"/memories/me/b","file_text":""}
+`
+	wantMounted := `{"content":"File created successfully at: /memories/me/a","is_error":false}
+{"content":"Error: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first.","is_error":true}
+`
+	code, stdout, stderr := cloudmem([]string{"--mount", "me=file://" + t.TempDir() + "?max_files=1", "exec"}, mounted, nil)
+	if code != 0 || stdout != wantMounted || stderr != "" {
+		t.Errorf("exec on a mount = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, wantMounted)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	code, stdout, stderr = cloudmem([]string{"--store", "file://" + bad + "?max_files=0", "exec"}, stdin, nil)
+	const wantBad = "cloudmem exec: storeurl: max_files=0: want a whole number from 1 to 1000000000, or off\n"
+	if code != 1 || stdout != "" || stderr != wantBad {
+		t.Errorf("exec with max_files=0 = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", code, stdout, stderr, wantBad)
+	}
+	if _, err := os.Stat(bad); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused URL left %s (%v)", bad, err)
+	}
+}

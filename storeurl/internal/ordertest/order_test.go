@@ -40,7 +40,7 @@ func init() {
 // order of the parameters: prefix beneath the test wrapper (which sees the
 // shorter key budget), readonly above it (so it sees a writable store).
 func TestWrapperOrder(t *testing.T) {
-	if got, want := storeurl.Wrappers(), []string{"prefix", "encrypt", "mark", "readonly"}; !slices.Equal(got, want) {
+	if got, want := storeurl.Wrappers(), []string{"prefix", "encrypt", "mark", "readonly", "limits"}; !slices.Equal(got, want) {
 		t.Fatalf("Wrappers() = %q, want %q", got, want)
 	}
 	s, err := storeurl.Open(t.Context(), "mem://?readonly=1&mark=here&prefix=/team/")

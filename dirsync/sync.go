@@ -58,11 +58,13 @@ type Options struct {
 	// DryRun plans the pass and reports it without changing anything,
 	// including the state.
 	DryRun bool
-	// MaxFileBytes skips files larger than this. 0 means
+	// MaxFileBytes skips files larger than this. 0 means the store's limit
+	// (blob.Limits: a URL's max_file_bytes), else
 	// memory.DefaultMaxFileBytes, the memory tool's own limit.
 	MaxFileBytes int64
 	// MaxFiles skips new files once the store holds this many memory
-	// files. 0 means memory.DefaultMaxFiles; negative means no limit.
+	// files. 0 means the store's limit (blob.Limits: a URL's max_files),
+	// else memory.DefaultMaxFiles; negative means no limit.
 	MaxFiles int
 	// Progress, when set, is called during a pass with the number of files
 	// looked at so far and the total, every 100 files.
@@ -181,8 +183,9 @@ func newPass(dir string, store blob.Store, opts Options) (*pass, error) {
 		opts.Machine = host
 	}
 	opts.MaxDeletes = cmp.Or(opts.MaxDeletes, DefaultMaxDeletes)
-	opts.MaxFileBytes = cmp.Or(opts.MaxFileBytes, memory.DefaultMaxFileBytes)
-	opts.MaxFiles = cmp.Or(opts.MaxFiles, memory.DefaultMaxFiles)
+	limits := blob.TraitsOf(store).Limits // a URL's max_files and max_file_bytes
+	opts.MaxFileBytes = cmp.Or(opts.MaxFileBytes, max(limits.MaxFileBytes, 0), memory.DefaultMaxFileBytes)
+	opts.MaxFiles = cmp.Or(opts.MaxFiles, limits.MaxFiles, memory.DefaultMaxFiles)
 	if opts.now == nil {
 		opts.now = time.Now
 	}

@@ -81,20 +81,30 @@ func TestSkippedWithReasons(t *testing.T) {
 	dirsynctest.Expect(t, "the store", dirsynctest.StoreTree(t, s), map[string]string{"ok.md": "fine", "linked/target.md": "t"})
 }
 
+// TestStoreFullSkipsNewFiles: new files past the file limit, set in
+// Options or carried by the store (a URL's max_files), are skipped.
 func TestStoreFullSkipsNewFiles(t *testing.T) {
-	s := mem.New(nil)
-	m := dirsynctest.NewMachine(t, "a")
-	m.Write(t, map[string]string{"a.md": "1", "b.md": "2", "c.md": "3"})
-	opts := m.Options()
-	opts.MaxFiles = 2
-	rep, err := dirsync.Sync(t.Context(), m.Dir, s, opts)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name  string
+		store blob.Store
+		limit int
+	}{
+		{"options", mem.New(nil), 2},
+		{"store", blob.WithLimits(mem.New(nil), blob.Limits{MaxFiles: 2}), 0},
+	} {
+		m := dirsynctest.NewMachine(t, "a")
+		m.Write(t, map[string]string{"a.md": "1", "b.md": "2", "c.md": "3"})
+		opts := m.Options()
+		opts.MaxFiles = tc.limit
+		rep, err := dirsync.Sync(t.Context(), m.Dir, tc.store, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []dirsync.Problem{{"c.md", "not uploaded: the store holds 2 files, the limit is 2"}}; !slices.Equal(rep.Skipped, want) {
+			t.Errorf("%s: skipped %q, want %q", tc.name, rep.Skipped, want)
+		}
+		dirsynctest.Expect(t, "the store", dirsynctest.StoreTree(t, tc.store), map[string]string{"a.md": "1", "b.md": "2"})
 	}
-	if want := []dirsync.Problem{{"c.md", "not uploaded: the store holds 2 files, the limit is 2"}}; !slices.Equal(rep.Skipped, want) {
-		t.Errorf("skipped %q, want %q", rep.Skipped, want)
-	}
-	dirsynctest.Expect(t, "the store", dirsynctest.StoreTree(t, s), map[string]string{"a.md": "1", "b.md": "2"})
 }
 
 func TestDryRunChangesNothing(t *testing.T) {

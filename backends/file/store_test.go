@@ -338,3 +338,35 @@ func holdLock(t *testing.T, root string) (release func()) {
 	t.Cleanup(release)
 	return release
 }
+
+// TestHostileNames: files another program left with names that are not
+// valid keys (control characters) are skipped by listings, which go on
+// (issue 26, item 3; the same check runs on every server in
+// integration/hostilekey_test.go).
+func TestHostileNames(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"bad\x02", "del\x7f.md", "tab\tname.md", "nl\nname.md"} {
+		if err := os.WriteFile(filepath.Join(dir, "sub", name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := open(t, dir)
+	if _, err := s.Put(t.Context(), "sub/good.md", []byte("good\n"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"", "sub/"} {
+		var got []string
+		for info, err := range s.List(t.Context(), prefix) {
+			if err != nil {
+				t.Fatalf("List(%q): %v", prefix, err)
+			}
+			got = append(got, info.Key)
+		}
+		if want := []string{"sub/good.md"}; !slices.Equal(got, want) {
+			t.Errorf("List(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+}

@@ -70,7 +70,8 @@
 // List reads the index 1,000 keys per script call, together with those
 // keys' metadata, so each page of 1,000 is a consistent snapshot, but a
 // listing of more than 1,000 keys is not: a tree renamed while it is being
-// listed can then be seen at neither or both places.
+// listed can then be seen at neither or both places. An index member that
+// is not a valid blob key (another program's write) is skipped.
 //
 // A call returns as soon as its context is done, with an error wrapping
 // ctx.Err(), whether or not the client was created with

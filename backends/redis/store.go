@@ -281,6 +281,9 @@ func (s *store) listPage(ctx context.Context, prefix, lo, hi string) (infos []bl
 	infos = make([]blob.Info, 0, (len(res)-2)/4)
 	for i := 2; i < len(res); i += 4 {
 		key, _ := res[i].(string)
+		if blob.CheckKey(key) != nil {
+			continue // put there by another program: not reachable through this store
+		}
 		info, err := parseInfo(key, res[i+1], res[i+2], res[i+3])
 		if err != nil {
 			return nil, "", false, s.wrapErr(ctx, "list", prefix, nil, err)

@@ -102,8 +102,11 @@
 // a Traits.HidesUnderObjects of true once an answer names MinIO in its Server header,
 // and the memory handler then runs the create protocol that needs no such
 // listing, so it never creates such pairs. Objects whose keys are not valid blob keys, such as the "dir/"
-// folder markers some consoles create, are invisible to List and
-// blob.DeleteTree, which reports every key S3 failed to delete.
+// folder markers some consoles create or names with control characters,
+// are invisible to List and blob.DeleteTree, which reports every key S3
+// failed to delete. Listings ask for URL-encoded keys (EncodingType=url)
+// and decode them, because S3's XML cannot carry most control characters:
+// without it one such object would break every listing of its prefix.
 //
 // Objects are stored with content type "text/plain; charset=utf-8" when the
 // data is valid UTF-8 and "application/octet-stream" otherwise. The only

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/url"
 	"strings"
 	"time"
 
@@ -264,11 +265,17 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 }
 
 // objects yields the objects whose store keys start with prefix and are
-// valid keys, in key order, a ListObjectsV2 page at a time. It stops after
-// yielding an error.
+// valid keys, in key order, a ListObjectsV2 page at a time, each with its
+// key decoded. It stops after yielding an error.
+//
+// The listing asks for URL-encoded keys (EncodingType=url): S3 answers in
+// XML 1.0, which cannot carry most control characters, so one object
+// named with one (put there by another program) would otherwise make
+// every listing of the prefix fail to decode. Such a key is not a valid
+// store key and is skipped, like any other.
 func (s *store) objects(ctx context.Context, prefix string) iter.Seq2[types.Object, error] {
 	return func(yield func(types.Object, error) bool) {
-		in := &awss3.ListObjectsV2Input{Bucket: &s.bucket, MaxKeys: aws.Int32(pageSize)}
+		in := &awss3.ListObjectsV2Input{Bucket: &s.bucket, MaxKeys: aws.Int32(pageSize), EncodingType: types.EncodingTypeUrl}
 		if p := s.dir + prefix; p != "" {
 			in.Prefix = aws.String(p)
 		}
@@ -280,10 +287,15 @@ func (s *store) objects(ctx context.Context, prefix string) iter.Seq2[types.Obje
 				return
 			}
 			for _, obj := range page.Contents {
-				key, ok := strings.CutPrefix(aws.ToString(obj.Key), s.dir)
+				name, err := url.QueryUnescape(aws.ToString(obj.Key))
+				if err != nil {
+					continue // not URL-encoded as asked: no key of ours
+				}
+				key, ok := strings.CutPrefix(name, s.dir)
 				if !ok || blob.CheckKey(key) != nil {
 					continue // not reachable through this store
 				}
+				obj.Key = &name
 				if !yield(obj, nil) {
 					return
 				}

@@ -74,8 +74,12 @@ func next(s string, i int) int {
 // old one), from every record that stores it, rewriting each record in
 // place (the inner store's object is replaced, so with encryption below,
 // the old ciphertext object is gone too). The records stay, with their
-// operation, time, actor and size; their SHA-256 is erased too (a short
-// secret can be guessed from its hash), and Redacted says who (the
+// operation, time and actor. Nothing derived from the content stays:
+// their SHA-256 and size are erased (a short secret can be guessed from
+// its hash, and its length narrows the guess), and so is the store
+// version the content had (on S3 the ETag, its MD5), in these records and
+// in the records of the next changes, which name it as the version they
+// replaced. Redacted says who (the
 // context's actor, or the store's default) and when. It returns the
 // versions it redacted; a version already redacted is returned unchanged.
 //
@@ -108,13 +112,51 @@ func (s *Store) Redact(ctx context.Context, key, id string) ([]Version, error) {
 		return nil, err
 	}
 	red := &Redaction{Actor: s.actorOf(ctx), Time: s.now().UTC()}
+	// The store versions the erased content had: on S3 a version is the
+	// ETag, the MD5 of the content, so it must not stay in the redacted
+	// record (Ver) nor in the records conditioned on it (Prev). Each is
+	// replaced by a token named after the first record that produced it,
+	// so the order the versions replay in (chain) is kept; the token is
+	// the same on a second run, which finishes what a failed one left.
+	tokens := map[string]string{}
+	for _, o := range recs {
+		if o.hasContent() && o.SHA256 == r.SHA256 && o.Ver != "" && !isToken(o.Ver) {
+			if _, ok := tokens[o.Ver]; !ok {
+				tokens[o.Ver] = redactedToken + o.ID
+			}
+		}
+	}
+	erase := func(v string) string {
+		if t, ok := tokens[v]; ok {
+			return t
+		}
+		return v
+	}
+	// The records that only point at an erased version are rewritten
+	// first, so that a run that fails midway still finds, on the next
+	// run, the records that hold the content and their versions.
+	for _, o := range recs {
+		if o.hasContent() && o.SHA256 == r.SHA256 || erase(o.Prev) == o.Prev {
+			continue
+		}
+		h := o.header
+		h.Prev = erase(h.Prev)
+		body, err := encodeRecord(&h, o.content)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.inner.Put(ctx, o.key, body, blob.Cond{IfVersion: o.version}); err != nil {
+			return nil, fmt.Errorf("history: redacting version %s: rewriting version %s: %w", r.ID, o.ID, err)
+		}
+	}
 	var out []Version
 	for i, o := range recs {
 		if o.Redacted != nil || !o.hasContent() || o.SHA256 != r.SHA256 {
 			continue
 		}
 		h := o.header
-		h.Redacted, h.SHA256 = red, ""
+		h.Redacted, h.SHA256, h.Size = red, "", 0
+		h.Prev, h.Ver = erase(h.Prev), erase(h.Ver)
 		body, err := encodeRecord(&h, nil)
 		if err != nil {
 			return out, err
@@ -123,11 +165,17 @@ func (s *Store) Redact(ctx context.Context, key, id string) ([]Version, error) {
 			return out, fmt.Errorf("history: redacting version %s: %w", o.ID, err)
 		}
 		v := vs[i]
-		v.Redacted, v.SHA256 = red, ""
+		v.Redacted, v.SHA256, v.Size = red, "", 0
 		out = append(out, v)
 	}
 	return out, nil
 }
+
+// redactedToken starts the token that replaces, in the records, a store
+// version of redacted content. No backend's version has this form.
+const redactedToken = "redacted:"
+
+func isToken(v string) bool { return strings.HasPrefix(v, redactedToken) }
 
 // Event is one line of the audit trail: a change, or the redaction of an
 // earlier version (Op OpRedacted, with the redactor as Actor and the id of

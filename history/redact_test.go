@@ -2,6 +2,11 @@ package history_test
 
 import (
 	"bytes"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -29,6 +34,40 @@ func rawScan(t *testing.T, s blob.Store, needle []byte) []string {
 		}
 	}
 	return hits
+}
+
+// digests returns what a store could keep that is derived from content:
+// the content itself, and its MD5 (an S3 ETag) and SHA-256, in hex and in
+// base64.
+func digests(content string) map[string][]byte {
+	m, h := md5.Sum([]byte(content)), sha256.Sum256([]byte(content))
+	return map[string][]byte{
+		"content":       []byte(content),
+		"md5 hex":       []byte(hex.EncodeToString(m[:])),
+		"md5 base64":    []byte(base64.StdEncoding.EncodeToString(m[:])),
+		"sha256 hex":    []byte(hex.EncodeToString(h[:])),
+		"sha256 base64": []byte(base64.StdEncoding.EncodeToString(h[:])),
+	}
+}
+
+// recordVersions returns the store versions each record of s names (the
+// one it replaced and the one it produced), by record key.
+func recordVersions(t *testing.T, s blob.Store) map[string][2]string {
+	t.Helper()
+	out := map[string][2]string{}
+	for _, k := range recordKeys(t, s) {
+		data, _, err := s.Get(t.Context(), k, blob.MaxObjectBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _, _ := bytes.Cut(data, []byte{'\n'})
+		var h struct{ Prev, Ver string }
+		if err := json.Unmarshal(line, &h); err != nil {
+			t.Fatalf("record %s: %v", k, err)
+		}
+		out[k] = [2]string{h.Prev, h.Ver}
+	}
+	return out
 }
 
 // TestRedact writes a secret, moves the file (the rename's record holds
@@ -67,6 +106,17 @@ func redact(t *testing.T, raw, inner blob.Store) {
 	if hits := rawScan(t, inner, []byte(secret)); len(hits) != 2 {
 		t.Fatalf("before: the secret is in %q, want the create's and the rename's records", hits)
 	}
+	content := "key: " + secret + "\n"
+	// The store version the secret had (its ETag, on S3) is named by the
+	// create's and the rename's records, and as the version replaced by
+	// the str_replace's.
+	erased := map[string]bool{}
+	for k, pv := range recordVersions(t, inner) {
+		data, _, _ := inner.Get(ctx, k, blob.MaxObjectBytes)
+		if bytes.Contains(data, []byte(secret)) {
+			erased[pv[1]] = true
+		}
+	}
 	before := map[string][]byte{}
 	for _, k := range recordKeys(t, raw) {
 		data, _, err := raw.Get(ctx, k, blob.MaxObjectBytes)
@@ -86,6 +136,16 @@ func redact(t *testing.T, raw, inner blob.Store) {
 	if hits := rawScan(t, inner, []byte(secret)); len(hits) != 0 {
 		t.Errorf("after: the secret is still in %q", hits)
 	}
+	for name, d := range digests(content) {
+		if hits := rawScan(t, raw, d); len(hits) != 0 {
+			t.Errorf("after: the %s of the erased content is still in %q", name, hits)
+		}
+	}
+	for k, pv := range recordVersions(t, inner) {
+		if erased[pv[0]] || erased[pv[1]] {
+			t.Errorf("after: record %s still names %q, a store version of the erased content (erased: %v)", k, pv, erased)
+		}
+	}
 	// No raw object still holds the bytes of a redacted record's old
 	// object (its ciphertext, with encryption below).
 	for _, v := range got {
@@ -100,8 +160,8 @@ func redact(t *testing.T, raw, inner blob.Store) {
 	}
 	at := time.Date(2026, 12, 1, 9, 0, 4, 0, time.UTC) // the clock's fourth reading: create, rename, str_replace, redact
 	checkRows(t, "history after redaction", historyRows(t, hs, "keys.md"), []row{
-		{Op: history.OpCreated, Path: "k.md", Actor: "agent", Size: 30, Redact: "dpo@example.com"},
-		{Op: history.OpRenamed, Path: "keys.md", From: "k.md", Actor: "agent", Size: 30, Redact: "dpo@example.com"},
+		{Op: history.OpCreated, Path: "k.md", Actor: "agent", Size: 0, Redact: "dpo@example.com"},
+		{Op: history.OpRenamed, Path: "keys.md", From: "k.md", Actor: "agent", Size: 0, Redact: "dpo@example.com"},
 		{Op: history.OpModified, Path: "keys.md", Actor: "agent", Size: 15, Content: "key: (removed)\n", Current: true},
 	})
 	vs, _ = hs.History(ctx, "keys.md")

@@ -35,9 +35,13 @@ type local struct {
 }
 
 func openLocal(dir string) (*local, error) {
-	fi, err := os.Stat(dir)
+	fi, err := os.Lstat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("dirsync: the folder: %w", err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%w: the folder %s is a symbolic link (links are not followed); nothing was changed: "+
+			"sync the folder it points to", ErrLinked, dir)
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("dirsync: the folder %s is not a directory", dir)
@@ -79,7 +83,7 @@ func (l *local) scan(visit func(localFile), skip func(key, reason string)) error
 		}
 		switch t := d.Type(); {
 		case t&fs.ModeSymlink != 0:
-			skip(p, "is a symbolic link (links are not followed)")
+			skip(p, linkReason)
 			return nil
 		case d.IsDir():
 			return nil
@@ -99,6 +103,9 @@ func (l *local) scan(visit func(localFile), skip func(key, reason string)) error
 		return nil
 	})
 }
+
+// linkReason is why scan skips a symbolic link.
+const linkReason = "is a symbolic link (links are not followed)"
 
 // stat returns the current size and modification time of a regular file,
 // refusing links.

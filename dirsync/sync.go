@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +32,13 @@ var (
 	ErrFailed = errors.New("dirsync: some files could not be synced")
 	// ErrBusy means another pass over the same state file is running.
 	ErrBusy = errors.New("dirsync: another sync of this folder and store is running")
+	// ErrLinked means the folder, or a directory or file in it that held
+	// synced files, is now a symbolic link: links are not followed, so the
+	// pass would take its files for deleted. The pass changed nothing.
+	ErrLinked = errors.New("dirsync: a synced path is now a symbolic link")
+	// ErrStateInFolder means Options.StateFile is inside the synced folder,
+	// where the pass would upload it; nothing was changed.
+	ErrStateInFolder = errors.New("dirsync: the sync state is inside the synced folder")
 )
 
 // DefaultMaxDeletes is the default of Options.MaxDeletes.
@@ -188,6 +196,9 @@ func newPass(dir string, store blob.Store, opts Options) (*pass, error) {
 	opts.MaxFiles = cmp.Or(opts.MaxFiles, limits.MaxFiles, memory.DefaultMaxFiles)
 	if opts.now == nil {
 		opts.now = time.Now
+	}
+	if err := stateOutside(dir, opts.StateFile); err != nil {
+		return nil, err
 	}
 	unlock, err := lockState(opts.StateFile)
 	if err != nil {
@@ -351,6 +362,7 @@ func (p *pass) survey(ctx context.Context) ([]*item, error) {
 		}
 		return it
 	}
+	var links []string
 	err := p.local.scan(func(f localFile) {
 		if reason := validKey(f.key); reason != "" {
 			p.skip(f.key, reason)
@@ -358,9 +370,17 @@ func (p *pass) survey(ctx context.Context) ([]*item, error) {
 		}
 		it := get(f.key)
 		it.loc = side{present: true, size: f.size, modNano: f.modNano}
-	}, p.skip)
+	}, func(key, reason string) {
+		if reason == linkReason {
+			links = append(links, key)
+		}
+		p.skip(key, reason)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("dirsync: reading the folder: %w", err)
+	}
+	if err := p.linkedSynced(links); err != nil {
+		return nil, err
 	}
 	for info, err := range p.store.List(ctx, "") {
 		if err != nil {
@@ -407,6 +427,49 @@ func (p *pass) survey(ctx context.Context) ([]*item, error) {
 		p.opts.Progress(len(keys), len(keys))
 	}
 	return items, nil
+}
+
+// linkedSynced refuses the pass when one of the symbolic links the scan
+// passed over is where synced files were: a directory (or file) replaced by
+// a link to its moved copy. Links are not followed, so the pass would take
+// its files for deleted here and delete them from the store, and other
+// machines would then delete theirs.
+func (p *pass) linkedSynced(links []string) error {
+	var held []string
+	for _, l := range links {
+		for key := range p.state.Files {
+			if key == l || strings.HasPrefix(key, l+"/") {
+				held = append(held, l)
+				break
+			}
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s held synced files and is now a symbolic link (links are not followed); nothing was changed: "+
+		"put the files back in its place, or remove the link to have them deleted everywhere", ErrLinked, strings.Join(held, ", "))
+}
+
+// stateOutside refuses a state file inside the folder dir (or in a
+// directory of it reached through a link), where a pass would upload it.
+func stateOutside(dir, stateFile string) error {
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		if r, err := filepath.EvalSymlinks(a); err == nil {
+			return r
+		}
+		return a
+	}
+	folder, parent := abs(dir), abs(filepath.Dir(stateFile))
+	if rel, err := filepath.Rel(folder, parent); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%w: the state file %s is in the folder %s, and would be synced to the store; nothing was changed: "+
+			"give a state file outside the folder", ErrStateInFolder, stateFile, dir)
+	}
+	return nil
 }
 
 // errSkipped marks an item examine skipped (already reported).

@@ -57,6 +57,9 @@ Exit status 1 when anything conflicted or failed.`,
 					return err
 				}
 			}
+			if !watch && !cmd.Flags().Changed("grace") {
+				grace = 0 // the default holds deletes back for --watch only
+			}
 			acc := readWrite
 			if dryRun {
 				acc = readOnly
@@ -98,7 +101,7 @@ Exit status 1 when anything conflicted or failed.`,
 	f.BoolVar(&allowDeletes, "allow-deletes", false, "let this pass delete more files than --max-deletes")
 	f.IntVar(&maxDeletes, "max-deletes", dirsync.DefaultMaxDeletes, "the most files one pass may delete (negative: no cap)")
 	f.DurationVar(&interval, "interval", dirsync.DefaultInterval, "with --watch, how often to pull the store's changes")
-	f.DurationVar(&grace, "grace", dirsync.DefaultDeleteGrace, "with --watch, how long a delete must be seen before it propagates")
+	f.DurationVar(&grace, "grace", dirsync.DefaultDeleteGrace, "with --watch, how long a delete must be seen before it propagates (a pass without --watch holds deletes back only when this is given)")
 	f.StringVar(&stateFile, "state", "", "the sync state `FILE` (default: under $XDG_STATE_HOME/cloudmem/sync)")
 	f.StringVar(&machine, "machine", "", "this machine's name, in conflict names and as the history's actor (default: the host name)")
 	return cmd

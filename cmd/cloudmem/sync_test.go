@@ -77,3 +77,34 @@ func TestSyncUsage(t *testing.T) {
 		t.Fatalf("a missing folder: exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// TestSyncOneOffDeletesAtOnce deletes a synced file and runs one pass
+// without --watch: the delete reaches the store in that pass (the --grace
+// default is for --watch), and the state file given inside the folder is
+// refused.
+func TestSyncOneOffDeletesAtOnce(t *testing.T) {
+	store := "shared://" + storeName(t)
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir()}
+	dir := t.TempDir()
+	writeTestFile(t, dir, "a.md", "a\n")
+	writeTestFile(t, dir, "b.md", "b\n")
+	if code, _, errOut := cloudmem([]string{"--store", store, "sync", dir}, "", env); code != 0 {
+		t.Fatalf("first sync: exit %d, stderr %s", code, errOut)
+	}
+	if err := os.Remove(filepath.Join(dir, "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cloudmem([]string{"--store", store, "sync", dir}, "", env)
+	want := "delete-remote a.md\n" +
+		"sync: 2 files, 0 uploaded, 0 downloaded, 1 deleted in the store, 0 deleted here, 0 conflicts, 0 deletes deferred, 0 skipped, 0 failed\n"
+	if code != 0 || out != want || errOut != "" {
+		t.Fatalf("second sync: exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, want, errOut)
+	}
+	state := filepath.Join(dir, "state.json")
+	code, out, errOut = cloudmem([]string{"--store", store, "sync", dir, "--state", state}, "", env)
+	wantErr := "cloudmem sync: dirsync: the sync state is inside the synced folder: the state file " + state + " is in the folder " + dir +
+		", and would be synced to the store; nothing was changed: give a state file outside the folder\n"
+	if code != 1 || errOut != wantErr {
+		t.Fatalf("--state inside the folder: exit %d\nstdout:\n%s\nstderr:\n%s\nwant:\n%s", code, out, errOut, wantErr)
+	}
+}

@@ -41,7 +41,7 @@
 //	max_file_bytes=N           the largest memory file, in bytes (memory.Options.MaxFileBytes)
 //	view_limit=N               the code points a view shows (memory.Options.ViewLimit), or off
 //	timeout=DURATION           the deadline of each storage call, in Go duration syntax (timeout=1s,
-//	                           timeout=1m30s); it must be positive. Without it, the backend's
+//	                           timeout=1m30s), from 1ms to 24h. Without it, the backend's
 //	                           default: blob.DefaultTimeout (30s). A call that exceeds it fails
 //	                           with blob.ErrTimeout. The backend applies it (see Timeout).
 //
@@ -264,6 +264,13 @@ func validScheme(s string) bool {
 	return true
 }
 
+// The range of timeout= (docs/spec.md "Store URLs: ranges, start-up,
+// errors").
+const (
+	minTimeout = time.Millisecond
+	maxTimeout = 24 * time.Hour
+)
+
 // checkTimeout validates the timeout parameter, removes it from query and
 // returns its duration (0 when query has none).
 func checkTimeout(query url.Values) (time.Duration, error) {
@@ -273,8 +280,8 @@ func checkTimeout(query url.Values) (time.Duration, error) {
 	}
 	delete(query, paramTimeout)
 	d, err := time.ParseDuration(values[0])
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("storeurl: timeout=%s: want a positive Go duration such as 1s, 500ms or 2m", values[0])
+	if err != nil || d < minTimeout || d > maxTimeout {
+		return 0, fmt.Errorf("storeurl: timeout=%s: want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m", values[0])
 	}
 	return d, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +88,9 @@ func parseURL(loc *storeurl.Location, getenv func(string) string) (urlConfig, er
 	case cluster && strings.Trim(u.Path, "/") != "":
 		return urlConfig{}, fmt.Errorf("redis: %s URL: unexpected path %q: a cluster has only database 0", scheme, u.Path)
 	}
+	if err := checkRanges(u.Path, loc.Params); err != nil {
+		return urlConfig{}, err
+	}
 	query := maps.Clone(loc.Params) // go-redis' options, given once each
 	cfg := urlConfig{prefix: loc.Prefix, timeout: loc.Timeout}
 
@@ -132,4 +137,57 @@ func parseURL(loc *storeurl.Location, getenv func(string) string) (urlConfig, er
 		return urlConfig{}, fmt.Errorf("redis: %s URL: %s", scheme, strings.TrimPrefix(err.Error(), "redis: "))
 	}
 	return cfg, nil
+}
+
+// The ranges of the numeric URL parameters (docs/spec.md "Store URLs:
+// ranges, start-up, errors"). go-redis takes any int: a negative pool_size
+// panics in make, a huge one allocates its pool's queue up front.
+const (
+	minDuration = time.Millisecond
+	maxDuration = time.Hour
+	maxPoolSize = 1000
+	maxRetries  = 100
+	maxDB       = math.MaxInt32
+)
+
+// checkRanges refuses a database number (path) or a numeric parameter
+// outside its range, with the text of docs/spec.md, before go-redis reads
+// them.
+func checkRanges(path string, params url.Values) error {
+	if db := strings.TrimPrefix(path, "/"); db != "" && !strings.Contains(db, "/") {
+		if n, err := strconv.ParseInt(db, 10, 64); err != nil || n < 0 || n > maxDB {
+			return fmt.Errorf("redis: database /%s: want a whole number from 0 to %d", db, maxDB)
+		}
+	}
+	for _, name := range []string{"dial_timeout", "read_timeout", "write_timeout"} {
+		if v, ok := params[name]; ok {
+			if d, ok := parseDuration(v[0]); !ok || d < minDuration || d > maxDuration {
+				return fmt.Errorf("redis: %s=%s: want a duration from 1ms to 1h, such as 2s or 500ms (a bare number is seconds)", name, v[0])
+			}
+		}
+	}
+	if v, ok := params["pool_size"]; ok {
+		if n, err := strconv.Atoi(v[0]); err != nil || n < 1 || n > maxPoolSize {
+			return fmt.Errorf("redis: pool_size=%s: want a whole number from 1 to %d", v[0], maxPoolSize)
+		}
+	}
+	if v, ok := params["max_retries"]; ok {
+		if n, err := strconv.Atoi(v[0]); err != nil || n < -1 || n > maxRetries {
+			return fmt.Errorf("redis: max_retries=%s: want a whole number from -1 (no retries) to %d", v[0], maxRetries)
+		}
+	}
+	return nil
+}
+
+// parseDuration reads a duration as go-redis does: a whole number of
+// seconds, or Go duration syntax.
+func parseDuration(v string) (time.Duration, bool) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 || n > int64(maxDuration/time.Second) {
+			return 0, false
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	d, err := time.ParseDuration(v)
+	return d, err == nil
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,11 @@ const (
 	DefaultMaxRequestBytes = 2 << 20 // a 100,000-byte file, escaped, fits several times over
 	DefaultSessionTimeout  = 30 * time.Minute
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultMaxSessions caps the open sessions of a server (each is held
+	// until its client ends it or it is idle for the session timeout).
+	DefaultMaxSessions = 1000
+	// DefaultMaxTenantSessions caps the open sessions of one tenant.
+	DefaultMaxTenantSessions = 100
 	// bodyTimeout bounds reading one request body, against clients that
 	// send it slowly.
 	bodyTimeout = 30 * time.Second
@@ -72,6 +78,15 @@ type HTTPOptions struct {
 	// ShutdownTimeout bounds a graceful shutdown. 0 means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// MaxSessions caps the sessions open at once, of all tenants: a
+	// request that would open one more gets HTTP 503 with a JSON-RPC error
+	// (docs/spec.md "Sessions over HTTP"). 0 means DefaultMaxSessions;
+	// negative means no cap.
+	MaxSessions int
+	// MaxTenantSessions caps the sessions open at once of one tenant (of
+	// the whole store without tokens): over it, HTTP 429. 0 means
+	// DefaultMaxTenantSessions; negative means no cap.
+	MaxTenantSessions int
 	// Version is reported to clients (see Options).
 	Version string
 	// Logger receives the server's log. Nil means slog.Default().
@@ -92,6 +107,18 @@ type HTTP struct {
 	draining bool                     // shutting down: refuse new requests
 	active   int                      // MCP requests (not event streams) in flight
 	idle     []chan struct{}          // closed when active drops to 0
+
+	smu      sync.Mutex
+	sessions map[string]*tenantSessions // by tenant name
+	open     int                        // sessions and reservations, all tenants
+}
+
+// tenantSessions counts the sessions of one tenant: those opened (by id)
+// and the requests in flight that may open one.
+type tenantSessions struct {
+	srv     *Server
+	ids     map[string]struct{}
+	pending int
 }
 
 type tenantServer struct {
@@ -118,10 +145,16 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 	if opts.CommandTimeout <= 0 {
 		opts.CommandTimeout = DefaultCommandTimeout
 	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxTenantSessions == 0 {
+		opts.MaxTenantSessions = DefaultMaxTenantSessions
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &HTTP{opts: opts, tenants: map[string]*tenantServer{}}
+	h := &HTTP{opts: opts, tenants: map[string]*tenantServer{}, sessions: map[string]*tenantSessions{}}
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s, ok := r.Context().Value(serverKey{}).(*Server); ok {
 			return s.mcp
@@ -216,7 +249,101 @@ func (h *HTTP) serveTenant(w http.ResponseWriter, r *http.Request, sdk http.Hand
 		http.Error(w, "the memory store is not available", http.StatusServiceUnavailable)
 		return
 	}
+	if r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" { // opens a session
+		if code, msg := h.reserve(nameOf(t), srv); code != 0 {
+			writeRPCError(w, code, msg)
+			return
+		}
+		defer func() { h.settle(nameOf(t), w.Header().Get(sessionHeader)) }()
+	}
 	sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverKey{}, srv)))
+}
+
+// sessionHeader carries a streamable HTTP session's id.
+const sessionHeader = "Mcp-Session-Id"
+
+// reserve takes a place for a session tenant may open, or returns the HTTP
+// status and the text of the refusal. Sessions that ended (idle, deleted,
+// closed) are forgotten when a cap is reached, by asking the tenants'
+// Servers which sessions they still hold.
+func (h *HTTP) reserve(tenant string, srv *Server) (int, string) {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	ts := h.sessions[tenant]
+	if ts == nil {
+		ts = &tenantSessions{srv: srv, ids: map[string]struct{}{}}
+		h.sessions[tenant] = ts
+	}
+	overTenant := func() bool {
+		return h.opts.MaxTenantSessions >= 0 && len(ts.ids)+ts.pending >= h.opts.MaxTenantSessions
+	}
+	overAll := func() bool { return h.opts.MaxSessions >= 0 && h.open >= h.opts.MaxSessions }
+	if overTenant() {
+		h.forget(ts)
+	}
+	if overAll() {
+		for _, o := range h.sessions {
+			h.forget(o)
+		}
+	}
+	switch {
+	case overTenant():
+		return http.StatusTooManyRequests, fmt.Sprintf("Too many sessions: this token has %d open sessions, the limit is %d. "+
+			"End a session you no longer use (DELETE with its Mcp-Session-Id), or reuse one; an idle session ends after %v.",
+			len(ts.ids)+ts.pending, h.opts.MaxTenantSessions, h.opts.SessionTimeout)
+	case overAll():
+		return http.StatusServiceUnavailable, fmt.Sprintf("Too many sessions: the server has %d open sessions, the limit is %d. "+
+			"Try again later; an idle session ends after %v.", h.open, h.opts.MaxSessions, h.opts.SessionTimeout)
+	}
+	ts.pending++
+	h.open++
+	return 0, ""
+}
+
+// settle turns a reservation into the session id it opened, or gives it
+// back when the request opened none ("").
+func (h *HTTP) settle(tenant, id string) {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	ts := h.sessions[tenant]
+	ts.pending--
+	if _, dup := ts.ids[id]; id == "" || dup {
+		h.open--
+		return
+	}
+	ts.ids[id] = struct{}{}
+}
+
+// forget drops the sessions ts counts that its Server no longer holds.
+// h.smu is held.
+func (h *HTTP) forget(ts *tenantSessions) {
+	live := make(map[string]bool, len(ts.ids))
+	for ss := range ts.srv.mcp.Sessions() {
+		live[ss.ID()] = true
+	}
+	for id := range ts.ids {
+		if !live[id] {
+			delete(ts.ids, id)
+			h.open--
+		}
+	}
+}
+
+// writeRPCError answers a request with status and a JSON-RPC error whose
+// message is msg (the request's id is not read: null).
+func writeRPCError(w http.ResponseWriter, status int, msg string) {
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string   `json:"jsonrpc"`
+		ID      *int     `json:"id"`
+		Error   rpcError `json:"error"`
+	}{"2.0", nil, rpcError{-32000, msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
 }
 
 func nameOf(t *Tenant) string {

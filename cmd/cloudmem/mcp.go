@@ -33,6 +33,7 @@ func init() { register(newMCPCmd) }
 type mcpFlags struct {
 	http, tokenFile, tlsCert, tlsKey, actor string
 	maxRequestBytes                         int64
+	maxSessions, maxTokenSessions           int
 }
 
 // newMCPCmd is "cloudmem mcp": the store as an MCP server, over stdio (for
@@ -76,6 +77,8 @@ func newMCPCmd(a *app) *cobra.Command {
 	flags.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
 	flags.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` of --tls-cert (PEM)")
 	flags.Int64Var(&f.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "refuse HTTP requests larger than `N` bytes")
+	flags.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http, the most sessions open at once, of all tokens (negative: no cap)")
+	flags.IntVar(&f.maxTokenSessions, "max-token-sessions", mcpserver.DefaultMaxTenantSessions, "with --http, the most sessions open at once of one token (negative: no cap)")
 	addActorFlag(cmd, &f.actor)
 	return cmd
 }
@@ -132,6 +135,7 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 	srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{
 		Store: store, Memory: a.instrumentOptions(memory.Options{Logger: log}), Tokens: tokens, Actor: actor,
 		MaxRequestBytes: f.maxRequestBytes, Version: version(), Logger: log,
+		MaxSessions: f.maxSessions, MaxTenantSessions: f.maxTokenSessions,
 	})
 	if err != nil {
 		return err

@@ -68,7 +68,7 @@ func (r *report) method(w *bytes.Buffer) {
 	p("`str_replace` replaces a unique line with itself; `insert` adds a line after line 20 (an untimed write\n")
 	p("restores the file); `delete` deletes a file (an untimed write recreates it first); the renames move a\n")
 	p("file, and a directory of %d files, back and forth within their parent directory.\n\n", renameDirFiles)
-	p("**The floor** of a command is the storage calls that the call table (README, \"Guarantees and storage\n")
+	p("**The floor** of a command is the storage calls that the call table (docs/guarantees.md, \"Guarantees and storage\n")
 	p("calls\", and package `memory`'s documentation) gives for it, issued directly on the same `blob.Store`,\n")
 	p("with nothing of the handler: no JSON, no path checks, no formatting. For example, `view file` is one\n")
 	p("`Get`; `str_replace` is one `Get` and one `Put(IfVersion)`; `create` is one `List` of the whole store\n")
@@ -397,7 +397,7 @@ func (r *report) scaleTables(w *bytes.Buffer) {
 	p("however many pages it reads; the requests show the pages). Where the calls stay the same and the time\n")
 	p("still grows (create and the 50-file rename on fake-gcs-server and Azurite), the server's own requests got\n")
 	p("slower as the bucket filled: `view file` shows a `Get`, and `TestServerGrowth` in bench/ times each kind of\n")
-	p("call alone at 100 and 10,000 files (the README's \"Speed\" section has its numbers).\n\n")
+	p("call alone at 100 and 10,000 files (docs/benchmarks-by-hand.md, \"Speed\", has its numbers).\n\n")
 	p("![latency against store size](benchmarks.png)\n\n")
 	for _, op := range scaleOps {
 		p("### %s\n\n| backend |", op)

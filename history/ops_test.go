@@ -142,7 +142,7 @@ func TestAudit(t *testing.T) {
 // wrapper against the same command without it: one Put more per change (a
 // Stat more for a file delete, which the handler sends unconditionally),
 // none more per read; a rename makes the calls of blob.Rename's key-by-key
-// fallback plus one Put. These are the numbers of the README's call table.
+// fallback plus one Put. These are the numbers of the call table in docs/history.md.
 func TestCalls(t *testing.T) {
 	ctx := t.Context()
 	inner := blob.NewCounter(mem.New(nil))

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	filestore "github.com/cloudmem/cloudmem/backends/file"
+	"github.com/cloudmem/cloudmem/blob"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,9 +36,13 @@ import (
 // nethttp-floor runs answer every request with prepared bytes, the cost of
 // the transport alone. Each run reports the CPU time, goroutines started and
 // garbage collections per call beside the wall time. The difference per
-// call is the overhead of MCP (README, "Overhead"):
+// call is the overhead of MCP (docs/benchmarks-by-hand.md, "MCP overhead"):
 //
 //	go test ./mcpserver -run '^$' -bench MCP -benchtime 2000x
+//
+// With CLOUDMEM_BENCH_FILE=1 the handler's store is a file store in a
+// temporary directory instead of the mem store (docs/benchmarks.md, "MCP
+// transport on the file store").
 func BenchmarkMCP(b *testing.B) {
 	var file strings.Builder
 	for i := range 40 {
@@ -50,7 +56,14 @@ func BenchmarkMCP(b *testing.B) {
 		[]byte(`{"command":"str_replace","path":"/memories/notes.md","old_str":"state: odd","new_str":"state: even"}`),
 	}
 	setup := func(b *testing.B) *memory.Handler {
-		store := mem.New(nil)
+		var store blob.Store = mem.New(nil)
+		if os.Getenv("CLOUDMEM_BENCH_FILE") != "" {
+			fs, err := filestore.Open(context.Background(), b.TempDir(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			store = fs
+		}
 		put(&testing.T{}, store, map[string]string{"notes.md": file.String()})
 		h, err := memory.New(store, memory.Options{Logger: quiet})
 		if err != nil {

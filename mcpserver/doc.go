@@ -41,7 +41,7 @@
 // Server.Run serves one session over any mcp.Transport; an mcp.IOTransport
 // or mcp.StdioTransport (a process's stdin and stdout) it serves through a
 // StreamTransport, the same wire format with about half the CPU time per
-// call of the SDK's own stdio connection (README, "Overhead").
+// call of the SDK's own stdio connection (docs/benchmarks-by-hand.md, "MCP overhead").
 //
 // # HTTP
 //

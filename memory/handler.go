@@ -191,7 +191,7 @@ type Options struct {
 	// time, 4 s a wait at most), and its waits total 20 s at most: the
 	// command then gives up whatever Retries says, as it does when its
 	// context ends. The defaults let 64 writers of one file on an object
-	// store land nearly every edit (README, "Concurrent writers").
+	// store land nearly every edit (docs/guarantees.md, "Concurrent writers").
 	Retries int
 	// Overwrite makes create replace an existing file instead of failing.
 	Overwrite bool

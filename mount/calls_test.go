@@ -12,7 +12,7 @@ import (
 )
 
 // TestCallTable checks the storage calls of a mounted store, as the
-// README's table gives them, against the store alone: a command inside one
+// table of docs/mounts.md gives them, against the store alone: a command inside one
 // mount makes on that mount's store exactly the calls it makes on a store
 // alone (which memory's own call table gives), less a Get or Stat of the
 // mount point itself, which the table answers, and none on the other

@@ -119,7 +119,7 @@
 // command and its storage calls record nothing and do not read the clock:
 // no allocation, a few atomic loads. Attribute sets are built once, in New.
 // With the SDK, spans are batched and exported off the command's path. The
-// README gives the measured numbers (BenchmarkCommand).
+// docs/benchmarks-by-hand.md gives the measured numbers (BenchmarkCommand).
 //
 // The detection starts one probe span under a remote parent that is not
 // sampled; with the SDK's default (parent-based) sampler it is never

@@ -23,16 +23,16 @@ func put(t *testing.T, s blob.Store, files map[string]string) {
 
 // notes is the corpus of the ranking tests.
 var notes = map[string]string{
-	"deploy.md":          "# Deploy\nThe deploy key lives in the vault.\nRotate the deploy key every month.\n",
-	"notes/keys.md":      "Key rotation\nkeys: deploy, signing\nThe signing key is kept offline.\n",
-	"notes/cafe.md":      "Meeting at the Café Zürich.\nCAFÉ au lait for everyone.\n",
-	"notes/tokyo.md":     "出張: 東京 and 大阪\n東京タワー visit on Friday.\n",
-	"notes/long.md":      "intro\n" + "x deploy y\n",
-	".hidden/secret.md":  "deploy key hidden",
-	"node_modules/a.md":  "deploy",
-	".cloudmem/files":    "deploy",
-	"img.png":            "\x89PNG\r\n\x1a\n\xff\xfe deploy",
-	"projects/plan.txt":  "Plan: migrate the database, then deploy.\nDeployment window: Friday.\n",
+	"deploy.md":         "# Deploy\nThe deploy key lives in the vault.\nRotate the deploy key every month.\n",
+	"notes/keys.md":     "Key rotation\nkeys: deploy, signing\nThe signing key is kept offline.\n",
+	"notes/cafe.md":     "Meeting at the Café Zürich.\nCAFÉ au lait for everyone.\n",
+	"notes/tokyo.md":    "出張: 東京 and 大阪\n東京タワー visit on Friday.\n",
+	"notes/long.md":     "intro\n" + "x deploy y\n",
+	".hidden/secret.md": "deploy key hidden",
+	"node_modules/a.md": "deploy",
+	".cloudmem/files":   "deploy",
+	"img.png":           "\x89PNG\r\n\x1a\n\xff\xfe deploy",
+	"projects/plan.txt": "Plan: migrate the database, then deploy.\nDeployment window: Friday.\n",
 }
 
 func search1(t *testing.T, x *search.Index, req search.Request) search.Results {

@@ -48,9 +48,9 @@ func TestConcurrentWriters(t *testing.T) {
 	search1(t, x, search.Request{Query: "warm"}) // built before the writers start
 	const writers, searchers = 16, 4
 	var (
-		start             = make(chan struct{})
-		wg                sync.WaitGroup
-		mu                sync.Mutex
+		start                  = make(chan struct{})
+		wg                     sync.WaitGroup
+		mu                     sync.Mutex
 		acked, refused, missed int
 	)
 	for w := range writers {

@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // postings is the inverted index: the in-memory state behind an Index,
@@ -46,29 +47,52 @@ func (p *postings) live() int { return len(p.byKey) }
 // analysis is a file's text broken into terms, made outside the lock.
 type analysis struct {
 	length int
-	terms  []string   // unique terms, first occurrence order
-	pos    [][]uint32 // positions of each term
+	terms  []string // unique terms, in order of first occurrence
+	off, n []uint32 // each term's positions are pos[off[i]:off[i]+n[i]]
+	pos    []uint32
 }
+
+// scratch is analyse's reusable state.
+type scratch struct {
+	index map[string]uint32
+	seq   []uint32
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{index: map[string]uint32{}} }}
 
 // analyse tokenises text.
 func analyse(text string) analysis {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	clear(sc.index)
+	sc.seq = sc.seq[:0]
 	var a analysis
-	index := map[string]int{}
-	n := uint32(0)
 	tokenize(text, func(term []byte, _, _ int) bool {
-		i, ok := index[string(term)]
+		i, ok := sc.index[string(term)]
 		if !ok {
-			i = len(a.terms)
+			i = uint32(len(a.terms))
 			t := string(term)
-			index[t] = i
+			sc.index[t] = i
 			a.terms = append(a.terms, t)
-			a.pos = append(a.pos, nil)
+			a.n = append(a.n, 0)
 		}
-		a.pos[i] = append(a.pos[i], n)
-		n++
+		a.n[i]++
+		sc.seq = append(sc.seq, i)
 		return true
 	})
-	a.length = int(n)
+	a.length = len(sc.seq)
+	a.off = make([]uint32, len(a.terms))
+	fill := make([]uint32, len(a.terms))
+	sum := uint32(0)
+	for i, c := range a.n {
+		a.off[i], fill[i] = sum, sum
+		sum += c
+	}
+	a.pos = make([]uint32, len(sc.seq))
+	for at, i := range sc.seq {
+		a.pos[fill[i]] = uint32(at)
+		fill[i]++
+	}
 	return a
 }
 
@@ -83,17 +107,14 @@ func (p *postings) put(key, version, text string, a analysis) {
 		id = uint32(len(p.docs))
 		p.docs = append(p.docs, nil)
 	}
-	d := &doc{key: key, version: version, text: text, length: a.length, pos: make([]uint32, 0, a.length)}
 	for i, t := range a.terms {
-		off := uint32(len(d.pos))
-		d.pos = append(d.pos, a.pos[i]...)
 		list, ok := p.terms[t]
 		if !ok {
 			p.added[t] = struct{}{}
 		}
-		p.terms[t] = append(list, posting{doc: id, off: off, n: uint32(len(a.pos[i]))})
+		p.terms[t] = append(list, posting{doc: id, off: a.off[i], n: a.n[i]})
 	}
-	p.docs[id] = d
+	p.docs[id] = &doc{key: key, version: version, text: text, length: a.length, pos: a.pos}
 	p.byKey[key] = id
 	p.tokens += int64(a.length)
 }

@@ -172,33 +172,53 @@ func (p *postings) score(cls []clause, dirKey string) []scored {
 		return nil
 	}
 	avg := float64(p.tokens) / n
-	total := map[uint32]float64{}
-	add := func(df int, tfs map[uint32]int) {
+	total := make([]float64, len(p.docs)) // BM25 is > 0 for a file that matches
+	norm := make([]float64, len(p.docs))  // k1 * (1 - b + b*length/avg), for a file in dirKey; 0 outside
+	for id, d := range p.docs {
+		if d != nil && within(d.key, dirKey) {
+			norm[id] = k1 * (1 - b + b*float64(d.length)/avg)
+		}
+	}
+	add := func(df int, each func(func(id uint32, tf uint32))) {
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
-		for id, tf := range tfs {
-			d := p.docs[id]
-			if !within(d.key, dirKey) {
-				continue
+		each(func(id, tf uint32) {
+			if norm[id] == 0 {
+				return
 			}
 			f := float64(tf)
-			total[id] += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(d.length)/avg))
-		}
+			total[id] += idf * f * (k1 + 1) / (f + norm[id])
+		})
+	}
+	term := func(t string) {
+		list := p.terms[t]
+		add(len(list), func(f func(uint32, uint32)) {
+			for _, q := range list {
+				f(q.doc, q.n)
+			}
+		})
 	}
 	for _, c := range cls {
 		switch {
 		case c.prefix:
 			for _, t := range p.withPrefix(c.terms[0], maxExpansions) {
-				add(p.termFreqs(t))
+				term(t)
 			}
 		case len(c.terms) == 1:
-			add(p.termFreqs(c.terms[0]))
+			term(c.terms[0])
 		default:
-			add(p.phraseFreqs(c.terms))
+			tfs := p.phraseFreqs(c.terms)
+			add(len(tfs), func(f func(uint32, uint32)) {
+				for _, q := range tfs {
+					f(q.doc, q.n)
+				}
+			})
 		}
 	}
-	out := make([]scored, 0, len(total))
+	var out []scored
 	for id, s := range total {
-		out = append(out, scored{id, s})
+		if s > 0 {
+			out = append(out, scored{uint32(id), s})
+		}
 	}
 	slices.SortFunc(out, func(a, c scored) int {
 		if a.score != c.score {
@@ -209,60 +229,45 @@ func (p *postings) score(cls []clause, dirKey string) []scored {
 	return out
 }
 
-// termFreqs returns a term's document frequency and its frequency in each
-// file that holds it.
-func (p *postings) termFreqs(t string) (int, map[uint32]int) {
-	list := p.terms[t]
-	tfs := make(map[uint32]int, len(list))
-	for _, q := range list {
-		tfs[q.doc] = int(q.n)
-	}
-	return len(list), tfs
-}
-
-// phraseFreqs returns how many files hold the phrase, and how often each
-// does.
-func (p *postings) phraseFreqs(ts []string) (int, map[uint32]int) {
+// phraseFreqs returns the files that hold the phrase, with how often each
+// does (in posting.n).
+func (p *postings) phraseFreqs(ts []string) []posting {
 	lists := make([][]posting, len(ts))
 	rarest := 0
 	for i, t := range ts {
 		lists[i] = p.terms[t]
 		if len(lists[i]) == 0 {
-			return 0, nil
+			return nil
 		}
 		if len(lists[i]) < len(lists[rarest]) {
 			rarest = i
 		}
 	}
-	// positions[i][doc]: term i's postings in the candidate files
-	candidates := map[uint32]bool{}
-	for _, q := range lists[rarest] {
-		candidates[q.doc] = true
-	}
-	byDoc := make([]map[uint32]posting, len(ts))
+	// at[i][doc]: 1 + the index of doc's posting in lists[i], 0 for none
+	at := make([][]int32, len(ts))
 	for i, list := range lists {
-		byDoc[i] = make(map[uint32]posting, len(candidates))
-		for _, q := range list {
-			if candidates[q.doc] {
-				byDoc[i][q.doc] = q
-			}
+		at[i] = make([]int32, len(p.docs))
+		for j, q := range list {
+			at[i][q.doc] = int32(j + 1)
 		}
 	}
-	tfs := map[uint32]int{}
-	for id := range candidates {
-		d := p.docs[id]
-		first, ok := byDoc[0][id]
-		if !ok {
+	var out []posting
+	for _, cand := range lists[rarest] {
+		id := cand.doc
+		if at[0][id] == 0 {
 			continue
 		}
-		count := 0
+		d := p.docs[id]
+		first := lists[0][at[0][id]-1]
+		count := uint32(0)
 	starts:
 		for _, pos := range d.pos[first.off : first.off+first.n] {
 			for i := 1; i < len(ts); i++ {
-				q, ok := byDoc[i][id]
-				if !ok {
+				j := at[i][id]
+				if j == 0 {
 					break starts
 				}
+				q := lists[i][j-1]
 				if _, found := slices.BinarySearch(d.pos[q.off:q.off+q.n], pos+uint32(i)); !found {
 					continue starts
 				}
@@ -270,10 +275,10 @@ func (p *postings) phraseFreqs(ts []string) (int, map[uint32]int) {
 			count++
 		}
 		if count > 0 {
-			tfs[id] = count
+			out = append(out, posting{doc: id, n: count})
 		}
 	}
-	return len(tfs), tfs
+	return out
 }
 
 // span is a match: text[start:end].

@@ -458,7 +458,7 @@ func (r Results) Text() string {
 func ErrorText(err error) string {
 	var me *memory.Error
 	switch {
-	case errors.Is(err, ErrNoWords), errors.Is(err, ErrLimit):
+	case errors.Is(err, ErrNoWords), errors.Is(err, ErrLimit), errors.Is(err, ErrInvalidInput):
 		return "Error: " + err.Error()
 	case errors.As(err, &me):
 		return "Error: " + me.Error()

@@ -18,6 +18,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/mount"
+	"github.com/cloudmem/cloudmem/search"
 )
 
 // The paths HTTP serves.
@@ -60,6 +61,9 @@ type HTTPOptions struct {
 	// one place that decides what a tenant's memory is; it is called once
 	// per tenant, again only after it failed.
 	Open func(ctx context.Context, t *Tenant) (*memory.Handler, error)
+	// Search, if set and Open is not, gives each tenant the memory_search
+	// tool over its own tree (see TenantSearch), with these options.
+	Search *search.Options
 	// Tokens are the bearer tokens and their tenants. With none, the server
 	// needs no token, serves the whole store as one tenant, and Serve
 	// refuses any address but loopback.
@@ -370,11 +374,15 @@ func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
 	}
 	var (
 		hd  *memory.Handler
+		idx *search.Index
 		err error
 	)
-	if h.opts.Open != nil {
+	switch {
+	case h.opts.Open != nil:
 		hd, err = h.opts.Open(ctx, t)
-	} else {
+	case h.opts.Search != nil:
+		hd, idx, err = TenantSearch(h.opts.Store, t, h.opts.Memory, h.opts.Search)
+	default:
 		hd, err = TenantHandler(h.opts.Store, t, h.opts.Memory)
 	}
 	if err != nil {
@@ -384,7 +392,7 @@ func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
 	if t != nil {
 		actor = t.Name
 	}
-	ts.srv = New(hd, &Options{Actor: actor, CommandTimeout: h.opts.CommandTimeout, Version: h.opts.Version, Logger: h.opts.Logger})
+	ts.srv = New(hd, &Options{Actor: actor, CommandTimeout: h.opts.CommandTimeout, Version: h.opts.Version, Logger: h.opts.Logger, Search: idx})
 	return ts.srv, nil
 }
 
@@ -393,6 +401,18 @@ func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
 // set, read-only when t.ReadOnly. A nil t is the whole store with opts as
 // given.
 func TenantHandler(store blob.Store, t *Tenant, opts memory.Options) (*memory.Handler, error) {
+	store, err := tenantStore(store, t)
+	if err != nil {
+		return nil, err
+	}
+	if t != nil && t.ReadOnly {
+		opts.ReadOnly = true
+	}
+	return memory.New(store, opts)
+}
+
+// tenantStore returns the part of store tenant t sees (see TenantHandler).
+func tenantStore(store blob.Store, t *Tenant) (blob.Store, error) {
 	if t != nil && t.Prefix != "" {
 		var err error
 		if store, err = blob.Prefix(store, t.Prefix); err != nil {
@@ -407,9 +427,8 @@ func TenantHandler(store blob.Store, t *Tenant, opts memory.Options) (*memory.Ha
 	}
 	if t != nil && t.ReadOnly {
 		store = blob.ReadOnly(store)
-		opts.ReadOnly = true
 	}
-	return memory.New(store, opts)
+	return store, nil
 }
 
 // tenantMounts returns the mount table of mounts over store.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/search"
 )
 
 // ToolName is the name of the one tool a Server offers.
@@ -36,6 +37,9 @@ type Options struct {
 	// Logger receives what the server does not tell the client (the
 	// details of failures). Nil means slog.Default().
 	Logger *slog.Logger
+	// Search, when not nil, makes the Server offer the memory_search tool
+	// over it (see search.go). Give the Handler its Observer.
+	Search *search.Index
 }
 
 // A Server serves one memory.Handler over MCP: the memory tool, and the
@@ -85,6 +89,9 @@ func New(h *memory.Handler, opts *Options) *Server {
 			UnsubscribeHandler: s.unsubscribe,
 		})
 	s.mcp.AddTool(tool(), s.callTool)
+	if o.Search != nil {
+		s.mcp.AddTool(searchTool(), s.searchHandler(o.Search))
+	}
 	s.mcp.AddResourceTemplate(resourceTemplate(), s.readResource)
 	s.mcp.AddReceivingMiddleware(s.listMiddleware, resultMiddleware)
 	return s

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/search"
+)
+
+func init() { register(newSearchCmd) }
+
+// newSearchCmd is "cloudmem search QUERY [--json] [--limit N] [--path
+// DIR]": the files that match QUERY best, from package search over the
+// store opened read-only (docs/spec.md "Search" gives the texts). The index
+// is built for this one query: one listing, then each file read once.
+func newSearchCmd(a *app) *cobra.Command {
+	var (
+		asJSON bool
+		limit  int
+		dir    string
+	)
+	cmd := &cobra.Command{
+		Use:   "search QUERY [--json] [--limit N] [--path DIR]",
+		Short: "Find the memory files that match a query, best first",
+		Long: "Searches the memory files for the words of QUERY (quote it when it has several) and prints the\n" +
+			"files that match best, each with the lines that match and its best line, matches in « ».\n" +
+			"Case and accents are ignored; \"two words\" in quotes is a phrase; word* matches every word\n" +
+			"that starts with word. Hidden files (.name, node_modules) are not searched. With --json, one\n" +
+			"JSON object: {\"query\", \"dir\", \"total\", \"hits\": [{\"path\", \"score\", \"lines\", \"line\", \"snippet\"}]}.",
+		Args: positional("QUERY"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if limit < 1 || limit > search.MaxLimit { // the Go API's 0 (the default) is out of range here
+				return searchError{fmt.Errorf("%w; got %d.", search.ErrLimit, limit)}
+			}
+			s, err := a.openStore(ctx, readOnly)
+			if err != nil {
+				return err
+			}
+			defer blob.Close(s)
+			x := search.New(s, &search.Options{MaxFileBytes: memory.DefaultMaxFileBytes})
+			res, err := x.Search(ctx, search.Request{Query: args[0], Dir: dir, Limit: limit})
+			if err != nil {
+				return searchError{err}
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(res)
+			}
+			_, err = fmt.Fprintln(a.stdout, res.Text())
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object with the query, the directory, the total and the hits")
+	cmd.Flags().IntVar(&limit, "limit", search.DefaultLimit, "show the best `N` files, 1 to 100")
+	cmd.Flags().StringVar(&dir, "path", "/memories", "search under the directory (or the file) `DIR`")
+	return cmd
+}
+
+// searchError is a failed search: the model's text without "Error: " for
+// the query's own mistakes, the store's error for a storage failure.
+type searchError struct{ err error }
+
+func (e searchError) Error() string {
+	_, pathErr := errors.AsType[*memory.Error](e.err)
+	if pathErr || errors.Is(e.err, search.ErrNoWords) || errors.Is(e.err, search.ErrLimit) {
+		return strings.TrimPrefix(search.ErrorText(e.err), "Error: ")
+	}
+	return e.err.Error()
+}
+
+func (e searchError) Unwrap() error { return e.err }

@@ -326,7 +326,7 @@ func (x *Index) readEach(ctx context.Context, infos []blob.Info) (gone []string,
 					continue
 				}
 				text := string(data)
-				a := analyse(text)
+				a := analyse(text, x.p.dict)
 				x.mu.Lock()
 				x.p.put(info.Key, version, text, a)
 				x.mu.Unlock()
@@ -350,9 +350,7 @@ feed:
 		delete(x.seen, k)
 		x.drop(k)
 	}
-	x.mu.Lock()
-	x.p.settle()
-	x.mu.Unlock()
+	x.p.dict.settle()
 	if first == nil && ctx.Err() != nil {
 		first = fmt.Errorf("search: reading the files: %w", ctx.Err())
 	}

@@ -6,20 +6,68 @@ import (
 	"sync"
 )
 
+// dict numbers the terms. Its IDs are never reused: a term whose files are
+// all gone keeps its ID, with no postings, so the dictionary holds every
+// term the index has seen since it was made. It is safe for concurrent use.
+type dict struct {
+	mu    sync.RWMutex
+	ids   map[string]uint32
+	names []string
+	// sorted holds the IDs in order of their names, for prefix queries;
+	// added holds the IDs made since it was sorted.
+	sorted []uint32
+	added  []uint32
+}
+
+// id returns the ID of term, if it has one.
+func (d *dict) id(term string) (uint32, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	id, ok := d.ids[term]
+	return id, ok
+}
+
+// withPrefix returns the IDs of the terms that start with prefix, at most
+// limit of them, in order of their names.
+func (d *dict) withPrefix(prefix string, limit int) []uint32 {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	var out []uint32
+	i, _ := slices.BinarySearchFunc(d.sorted, prefix, func(id uint32, p string) int { return strings.Compare(d.names[id], p) })
+	for ; i < len(d.sorted) && strings.HasPrefix(d.names[d.sorted[i]], prefix); i++ {
+		out = append(out, d.sorted[i])
+	}
+	for _, id := range d.added {
+		if strings.HasPrefix(d.names[id], prefix) {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b uint32) int { return strings.Compare(d.names[a], d.names[b]) })
+	return out[:min(limit, len(out))]
+}
+
+// settle sorts the terms again when many were added since the last sort,
+// so that withPrefix stays fast.
+func (d *dict) settle() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.added) < 1024 && (d.sorted != nil || len(d.added) == 0) {
+		return
+	}
+	d.sorted = append(d.sorted, d.added...)
+	d.added = d.added[:0]
+	slices.SortFunc(d.sorted, func(a, b uint32) int { return strings.Compare(d.names[a], d.names[b]) })
+}
+
 // postings is the inverted index: the in-memory state behind an Index,
 // guarded by Index.mu. It is not safe for concurrent use on its own.
 type postings struct {
+	dict   *dict
 	docs   []*doc            // by doc id; nil: a free slot
 	free   []uint32          // free doc ids
 	byKey  map[string]uint32 // key -> doc id of the indexed files
-	terms  map[string][]posting
-	tokens int64 // tokens of every indexed file (for the mean length)
-
-	// sorted holds the terms in order, for prefix queries; added holds the
-	// terms added since it was sorted. A term in sorted may have lost its
-	// postings since (terms says).
-	sorted []string
-	added  map[string]struct{}
+	lists  [][]posting       // by term ID
+	tokens int64             // tokens of every indexed file (for the mean length)
 }
 
 // doc is one indexed file.
@@ -28,6 +76,7 @@ type doc struct {
 	version string
 	text    string
 	length  int      // tokens
+	terms   []uint32 // its unique terms' IDs
 	pos     []uint32 // token positions, grouped by term (see posting)
 }
 
@@ -38,48 +87,105 @@ type posting struct {
 }
 
 func newPostings() *postings {
-	return &postings{byKey: map[string]uint32{}, terms: map[string][]posting{}, added: map[string]struct{}{}}
+	return &postings{dict: &dict{ids: map[string]uint32{}}, byKey: map[string]uint32{}}
 }
 
 // live returns the number of indexed files.
 func (p *postings) live() int { return len(p.byKey) }
 
-// analysis is a file's text broken into terms, made outside the lock.
+// list returns the postings of a term.
+func (p *postings) list(term string) []posting {
+	id, ok := p.dict.id(term)
+	if !ok || int(id) >= len(p.lists) {
+		return nil
+	}
+	return p.lists[id]
+}
+
+// analysis is a file's text broken into terms, made outside Index.mu.
 type analysis struct {
 	length int
-	terms  []string // unique terms, in order of first occurrence
+	terms  []uint32 // unique term IDs, in order of first occurrence
 	off, n []uint32 // each term's positions are pos[off[i]:off[i]+n[i]]
 	pos    []uint32
 }
 
 // scratch is analyse's reusable state.
 type scratch struct {
-	index map[string]uint32
-	seq   []uint32
+	seq    []uint32          // the text's term IDs, in order (fresh ones with freshBit)
+	fresh  map[string]uint32 // terms the dictionary lacked -> index in names
+	names  []string
+	serial uint32   // this analysis, for stamp
+	stamp  []uint32 // by term ID: the serial of the last analysis that met it
+	slot   []uint32 // by term ID: its index in analysis.terms, when stamp says so
 }
 
-var scratchPool = sync.Pool{New: func() any { return &scratch{index: map[string]uint32{}} }}
+const freshBit = 1 << 31
 
-// analyse tokenises text.
-func analyse(text string) analysis {
+var scratchPool = sync.Pool{New: func() any { return &scratch{fresh: map[string]uint32{}} }}
+
+// analyse tokenises text, numbering new terms in d.
+func analyse(text string, d *dict) analysis {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	clear(sc.index)
-	sc.seq = sc.seq[:0]
-	var a analysis
+	sc.seq, sc.names = sc.seq[:0], sc.names[:0]
+	clear(sc.fresh)
+	d.mu.RLock()
 	tokenize(text, func(term []byte, _, _ int) bool {
-		i, ok := sc.index[string(term)]
+		id, ok := d.ids[string(term)]
 		if !ok {
-			i = uint32(len(a.terms))
-			t := string(term)
-			sc.index[t] = i
-			a.terms = append(a.terms, t)
-			a.n = append(a.n, 0)
+			j, ok := sc.fresh[string(term)]
+			if !ok {
+				j = uint32(len(sc.names))
+				t := string(term)
+				sc.fresh[t] = j
+				sc.names = append(sc.names, t)
+			}
+			id = freshBit | j
 		}
-		a.n[i]++
-		sc.seq = append(sc.seq, i)
+		sc.seq = append(sc.seq, id)
 		return true
 	})
+	d.mu.RUnlock()
+	if len(sc.names) > 0 {
+		ids := make([]uint32, len(sc.names))
+		d.mu.Lock()
+		for j, t := range sc.names {
+			id, ok := d.ids[t] // another file may have brought it meanwhile
+			if !ok {
+				id = uint32(len(d.names))
+				d.ids[t] = id
+				d.names = append(d.names, t)
+				d.added = append(d.added, id)
+			}
+			ids[j] = id
+		}
+		d.mu.Unlock()
+		for i, id := range sc.seq {
+			if id&freshBit != 0 {
+				sc.seq[i] = ids[id&^freshBit]
+			}
+		}
+	}
+	sc.serial++
+	if sc.serial == 0 { // wrapped: forget every stamp
+		clear(sc.stamp)
+		sc.serial = 1
+	}
+	var a analysis
+	for _, id := range sc.seq {
+		if int(id) >= len(sc.stamp) {
+			n := max(int(id)+1, 2*len(sc.stamp))
+			sc.stamp = slices.Grow(sc.stamp, n-len(sc.stamp))[:n]
+			sc.slot = slices.Grow(sc.slot, n-len(sc.slot))[:n]
+		}
+		if sc.stamp[id] != sc.serial {
+			sc.stamp[id], sc.slot[id] = sc.serial, uint32(len(a.terms))
+			a.terms = append(a.terms, id)
+			a.n = append(a.n, 0)
+		}
+		a.n[sc.slot[id]]++
+	}
 	a.length = len(sc.seq)
 	a.off = make([]uint32, len(a.terms))
 	fill := make([]uint32, len(a.terms))
@@ -89,7 +195,8 @@ func analyse(text string) analysis {
 		sum += c
 	}
 	a.pos = make([]uint32, len(sc.seq))
-	for at, i := range sc.seq {
+	for at, id := range sc.seq {
+		i := sc.slot[id]
 		a.pos[fill[i]] = uint32(at)
 		fill[i]++
 	}
@@ -108,13 +215,12 @@ func (p *postings) put(key, version, text string, a analysis) {
 		p.docs = append(p.docs, nil)
 	}
 	for i, t := range a.terms {
-		list, ok := p.terms[t]
-		if !ok {
-			p.added[t] = struct{}{}
+		if int(t) >= len(p.lists) {
+			p.lists = append(p.lists, make([][]posting, int(t)+1-len(p.lists))...)
 		}
-		p.terms[t] = append(list, posting{doc: id, off: a.off[i], n: a.n[i]})
+		p.lists[t] = append(p.lists[t], posting{doc: id, off: a.off[i], n: a.n[i]})
 	}
-	p.docs[id] = &doc{key: key, version: version, text: text, length: a.length, pos: a.pos}
+	p.docs[id] = &doc{key: key, version: version, text: text, length: a.length, terms: a.terms, pos: a.pos}
 	p.byKey[key] = id
 	p.tokens += int64(a.length)
 }
@@ -126,70 +232,15 @@ func (p *postings) remove(key string) {
 		return
 	}
 	d := p.docs[id]
-	seen := map[string]struct{}{}
-	tokenize(d.text, func(term []byte, _, _ int) bool {
-		if _, ok := seen[string(term)]; ok {
-			return true
-		}
-		t := string(term)
-		seen[t] = struct{}{}
-		list := p.terms[t]
+	for _, t := range d.terms {
+		list := p.lists[t]
 		if i := slices.IndexFunc(list, func(q posting) bool { return q.doc == id }); i >= 0 {
 			list[i] = list[len(list)-1]
-			list = list[:len(list)-1]
+			p.lists[t] = list[:len(list)-1]
 		}
-		if len(list) == 0 {
-			delete(p.terms, t)
-		} else {
-			p.terms[t] = list
-		}
-		return true
-	})
+	}
 	p.tokens -= int64(d.length)
 	p.docs[id] = nil
 	p.free = append(p.free, id)
 	delete(p.byKey, key)
-}
-
-// withPrefix returns the terms that start with prefix, at most limit of
-// them, in order.
-func (p *postings) withPrefix(prefix string, limit int) []string {
-	var out []string
-	i, _ := slices.BinarySearch(p.sorted, prefix)
-	for ; i < len(p.sorted) && strings.HasPrefix(p.sorted[i], prefix); i++ {
-		if _, ok := p.terms[p.sorted[i]]; ok {
-			out = append(out, p.sorted[i])
-		}
-	}
-	for t := range p.added {
-		if strings.HasPrefix(t, prefix) {
-			if _, ok := p.terms[t]; ok {
-				out = append(out, t)
-			}
-		}
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out
-}
-
-// settle re-sorts the terms when many were added since the last sort, so
-// that withPrefix, which only reads, stays fast.
-func (p *postings) settle() {
-	if len(p.added) > 1024 || (p.sorted == nil && len(p.added) > 0) {
-		p.resort()
-	}
-}
-
-// resort rebuilds sorted from the terms held now.
-func (p *postings) resort() {
-	p.sorted = p.sorted[:0]
-	for t := range p.terms {
-		p.sorted = append(p.sorted, t)
-	}
-	slices.Sort(p.sorted)
-	clear(p.added)
 }

@@ -189,8 +189,7 @@ func (p *postings) score(cls []clause, dirKey string) []scored {
 			total[id] += idf * f * (k1 + 1) / (f + norm[id])
 		})
 	}
-	term := func(t string) {
-		list := p.terms[t]
+	term := func(list []posting) {
 		add(len(list), func(f func(uint32, uint32)) {
 			for _, q := range list {
 				f(q.doc, q.n)
@@ -200,11 +199,13 @@ func (p *postings) score(cls []clause, dirKey string) []scored {
 	for _, c := range cls {
 		switch {
 		case c.prefix:
-			for _, t := range p.withPrefix(c.terms[0], maxExpansions) {
-				term(t)
+			for _, t := range p.dict.withPrefix(c.terms[0], maxExpansions) {
+				if int(t) < len(p.lists) {
+					term(p.lists[t])
+				}
 			}
 		case len(c.terms) == 1:
-			term(c.terms[0])
+			term(p.list(c.terms[0]))
 		default:
 			tfs := p.phraseFreqs(c.terms)
 			add(len(tfs), func(f func(uint32, uint32)) {
@@ -235,7 +236,7 @@ func (p *postings) phraseFreqs(ts []string) []posting {
 	lists := make([][]posting, len(ts))
 	rarest := 0
 	for i, t := range ts {
-		lists[i] = p.terms[t]
+		lists[i] = p.list(t)
 		if len(lists[i]) == 0 {
 			return nil
 		}

@@ -71,7 +71,7 @@ func TenantSearch(store blob.Store, t *Tenant, opts memory.Options, so *search.O
 		o = *so
 	}
 	if o.MaxFileBytes == 0 {
-		o.MaxFileBytes = opts.MaxFileBytes
+		o.MaxFileBytes = opts.MaxFileBytes // 0: the store's, as the handler's
 	}
 	idx := search.New(ts, &o)
 	opts.Observer = idx.Observer(opts.Observer)

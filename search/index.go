@@ -77,7 +77,9 @@ const (
 // Options configures an Index. The zero value gives the defaults.
 type Options struct {
 	// MaxFileBytes bounds each read; a larger file is not indexed. 0 means
-	// memory.DefaultMaxFileBytes; use the Handler's MaxFileBytes.
+	// the store's limit (blob.Limits: a URL's max_file_bytes; on a mount
+	// table the largest of the mounts'), else memory.DefaultMaxFileBytes.
+	// Set it to the Handler's MaxFileBytes when that is set.
 	MaxFileBytes int64
 	// MaxAge is how old the last refresh from the store may be for a
 	// Search to answer without listing the store again. 0 means
@@ -118,7 +120,7 @@ func New(store blob.Store, opts *Options) *Index {
 		o = *opts
 	}
 	if o.MaxFileBytes <= 0 {
-		o.MaxFileBytes = memory.DefaultMaxFileBytes
+		o.MaxFileBytes = readLimit(store)
 	}
 	if o.MaxAge == 0 {
 		o.MaxAge = DefaultMaxAge
@@ -128,6 +130,21 @@ func New(store blob.Store, opts *Options) *Index {
 	}
 	return &Index{store: store, limit: o.MaxFileBytes, maxAge: o.MaxAge, parallel: o.Parallel,
 		seen: map[string]string{}, dirty: map[string]struct{}{}, p: newPostings()}
+}
+
+// readLimit is the largest file the memory tool accepts in store: its
+// limit (blob.Limits, a URL's max_file_bytes), on a mount table the
+// largest of the mounts', else memory.DefaultMaxFileBytes.
+func readLimit(store blob.Store) int64 {
+	t := blob.TraitsOf(store)
+	limit := t.Limits.MaxFileBytes
+	if limit <= 0 {
+		limit = memory.DefaultMaxFileBytes
+	}
+	for _, m := range t.Mounts {
+		limit = max(limit, m.Limits.MaxFileBytes)
+	}
+	return limit
 }
 
 // Changed tells the index that the files at these keys (or the trees
@@ -152,9 +169,12 @@ func (x *Index) Changed(keys ...string) {
 func (x *Index) Refresh(ctx context.Context) error {
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
-	dirty, _ := x.takeDirty()
+	dirty, stale := x.takeDirty()
 	if err := x.refresh(ctx, ""); err != nil {
 		x.Changed(dirty...)
+		if stale {
+			x.Changed("")
+		}
 		return err
 	}
 	return nil
@@ -351,6 +371,9 @@ feed:
 		x.drop(k)
 	}
 	x.p.dict.settle()
+	x.mu.Lock()
+	x.p = x.p.compacted()
+	x.mu.Unlock()
 	if first == nil && ctx.Err() != nil {
 		first = fmt.Errorf("search: reading the files: %w", ctx.Err())
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // dict numbers the terms. Its IDs are never reused: a term whose files are
-// all gone keeps its ID, with no postings, so the dictionary holds every
-// term the index has seen since it was made. It is safe for concurrent use.
+// all gone keeps its ID, with no postings, until the index is compacted
+// (postings.compacted). It is safe for concurrent use.
 type dict struct {
 	mu    sync.RWMutex
 	ids   map[string]uint32
@@ -27,18 +27,21 @@ func (d *dict) id(term string) (uint32, bool) {
 	return id, ok
 }
 
-// withPrefix returns the IDs of the terms that start with prefix, at most
+// withPrefix returns the IDs of the terms that start with prefix and for
+// which held is true (a term whose files are all gone is not), at most
 // limit of them, in order of their names.
-func (d *dict) withPrefix(prefix string, limit int) []uint32 {
+func (d *dict) withPrefix(prefix string, limit int, held func(uint32) bool) []uint32 {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	var out []uint32
 	i, _ := slices.BinarySearchFunc(d.sorted, prefix, func(id uint32, p string) int { return strings.Compare(d.names[id], p) })
 	for ; i < len(d.sorted) && strings.HasPrefix(d.names[d.sorted[i]], prefix); i++ {
-		out = append(out, d.sorted[i])
+		if held(d.sorted[i]) {
+			out = append(out, d.sorted[i])
+		}
 	}
 	for _, id := range d.added {
-		if strings.HasPrefix(d.names[id], prefix) {
+		if strings.HasPrefix(d.names[id], prefix) && held(id) {
 			out = append(out, id)
 		}
 	}
@@ -243,4 +246,40 @@ func (p *postings) remove(key string) {
 	p.docs[id] = nil
 	p.free = append(p.free, id)
 	delete(p.byKey, key)
+}
+
+// compactAt is the dictionary size from which compacted rebuilds an index
+// whose dictionary is mostly terms no file holds any more.
+const compactAt = 1 << 16
+
+// compacted returns p, or, when most of its dictionary's terms (and at
+// least compactAt of them) are held by no file, a new postings that indexes
+// the same files with only their terms: so that writing and deleting new
+// words does not grow the index without bound. The rebuild costs one
+// tokenising of every file, and runs at most once per doubling of the dead
+// terms.
+func (p *postings) compacted() *postings {
+	p.dict.mu.RLock()
+	n := len(p.dict.names)
+	p.dict.mu.RUnlock()
+	if n < compactAt {
+		return p
+	}
+	held := 0
+	for _, l := range p.lists {
+		if len(l) > 0 {
+			held++
+		}
+	}
+	if 2*held >= n {
+		return p
+	}
+	q := newPostings()
+	for _, d := range p.docs {
+		if d != nil {
+			q.put(d.key, d.version, d.text, analyse(d.text, q.dict))
+		}
+	}
+	q.dict.settle()
+	return q
 }

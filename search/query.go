@@ -23,6 +23,11 @@ const (
 // Bounds of what a query may ask and a hit shows.
 const (
 	maxExpansions = 256 // terms a prefix word stands for, at most
+	// MaxQueryWords and MaxQueryBytes bound a query, so that one query
+	// cannot hold the index for long (scoring and snippets cost the
+	// words times the tokens of the hits).
+	MaxQueryWords = 32
+	MaxQueryBytes = 1000
 	maxHitLines   = 50  // line numbers a Hit carries, at most
 	shownLines    = 10  // line numbers the text shows, at most
 	snippetRunes  = 160 // characters of a snippet, at most, marks excluded
@@ -40,9 +45,13 @@ var (
 	ErrNoWords = errors.New("The query has no words to search for.")
 	// ErrLimit: Request.Limit is out of range.
 	ErrLimit = errors.New("The limit must be between 1 and 100")
+	// ErrQueryTooLong: the query has more than MaxQueryWords words or
+	// MaxQueryBytes bytes.
+	ErrQueryTooLong = errors.New("The query is too long: at most 32 words and 1000 bytes.")
 )
 
-// Request is one search.
+// Request is one search. Request, Results and Hit are plain values, safe
+// to share once made and not changed.
 type Request struct {
 	// Query is what to look for (see the package documentation).
 	Query string
@@ -73,8 +82,8 @@ type Hit struct {
 
 // Search brings the index up to date (see the package documentation) and
 // answers req. On error the Results are zero; the error wraps ErrNoWords,
-// ErrLimit, a *memory.Error of kind memory.ErrInvalidPath, or the store's
-// error.
+// ErrQueryTooLong, ErrLimit, a *memory.Error of kind memory.ErrInvalidPath,
+// or the store's error (or the context's).
 func (x *Index) Search(ctx context.Context, req Request) (Results, error) {
 	dirKey, err := memory.Resolve(cmp.Or(req.Dir, "/memories"))
 	if err != nil {
@@ -87,9 +96,19 @@ func (x *Index) Search(ctx context.Context, req Request) (Results, error) {
 	if limit < 1 || limit > MaxLimit {
 		return Results{}, fmt.Errorf("%w; got %d.", ErrLimit, req.Limit)
 	}
+	if len(req.Query) > MaxQueryBytes {
+		return Results{}, ErrQueryTooLong
+	}
 	cls := parse(req.Query)
 	if len(cls) == 0 {
 		return Results{}, ErrNoWords
+	}
+	words := 0
+	for _, c := range cls {
+		words += len(c.terms)
+	}
+	if words > MaxQueryWords {
+		return Results{}, ErrQueryTooLong
 	}
 	if err := x.sync(ctx); err != nil {
 		return Results{}, err
@@ -100,6 +119,9 @@ func (x *Index) Search(ctx context.Context, req Request) (Results, error) {
 	scores := x.p.score(cls, dirKey)
 	res.Total = len(scores)
 	for _, s := range scores[:min(limit, len(scores))] {
+		if err := ctx.Err(); err != nil {
+			return Results{}, fmt.Errorf("search: %w", err)
+		}
 		d := x.p.docs[s.doc]
 		h := snippet(d.text, cls)
 		h.Path = memory.PathOf(d.key)
@@ -199,10 +221,9 @@ func (p *postings) score(cls []clause, dirKey string) []scored {
 	for _, c := range cls {
 		switch {
 		case c.prefix:
-			for _, t := range p.dict.withPrefix(c.terms[0], maxExpansions) {
-				if int(t) < len(p.lists) {
-					term(p.lists[t])
-				}
+			held := func(t uint32) bool { return int(t) < len(p.lists) && len(p.lists[t]) > 0 }
+			for _, t := range p.dict.withPrefix(c.terms[0], maxExpansions, held) {
+				term(p.lists[t])
 			}
 		case len(c.terms) == 1:
 			term(p.list(c.terms[0]))
@@ -459,7 +480,7 @@ func (r Results) Text() string {
 func ErrorText(err error) string {
 	var me *memory.Error
 	switch {
-	case errors.Is(err, ErrNoWords), errors.Is(err, ErrLimit), errors.Is(err, ErrInvalidInput):
+	case errors.Is(err, ErrNoWords), errors.Is(err, ErrLimit), errors.Is(err, ErrQueryTooLong), errors.Is(err, ErrInvalidInput):
 		return "Error: " + err.Error()
 	case errors.As(err, &me):
 		return "Error: " + me.Error()

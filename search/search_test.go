@@ -123,6 +123,9 @@ func TestRanking(t *testing.T) {
 		{search.Request{Query: "a", Limit: 101}, `Error: The limit must be between 1 and 100; got 101.`},
 		{search.Request{Query: "a", Limit: -1}, `Error: The limit must be between 1 and 100; got -1.`},
 		{search.Request{Query: "a", Dir: "/etc"}, `Error: Path must start with /memories, got: /etc`},
+		{search.Request{Query: strings.Repeat("w ", 33)}, `Error: The query is too long: at most 32 words and 1000 bytes.`},
+		{search.Request{Query: `"` + strings.Repeat("w ", 33) + `"`}, `Error: The query is too long: at most 32 words and 1000 bytes.`},
+		{search.Request{Query: strings.Repeat("x", 1001)}, `Error: The query is too long: at most 32 words and 1000 bytes.`},
 	})
 	if n := x.Files(); n != 6 {
 		t.Errorf("Files() = %d, want the 6 text files that are neither hidden nor reserved", n)

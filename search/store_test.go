@@ -46,6 +46,10 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	search1(t, x, search.Request{Query: "warm"}) // built before the writers start
+	// another process's index over the same store, built before too, so
+	// that its refresh after the writes reads only what changed
+	other := search.New(s, &search.Options{MaxAge: time.Hour})
+	search1(t, other, search.Request{Query: "warm"})
 	const writers, searchers = 16, 4
 	var (
 		start                  = make(chan struct{})
@@ -60,7 +64,7 @@ func TestConcurrentWriters(t *testing.T) {
 			var res memory.Result
 			if w%2 == 0 {
 				res = h.Create(ctx, fmt.Sprintf("/memories/w%02d.md", w), "note "+word+"\n")
-			} else { // edits of one shared file: some may be refused
+			} else { // a create, then an edit: the index must see the second version
 				if r := h.Create(ctx, fmt.Sprintf("/memories/w%02d.md", w), "note placeholder\n"); r.IsError {
 					t.Error(r.Text)
 				}
@@ -93,7 +97,9 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("acknowledged %d, refused %d, missed %d of %d writes", acked, refused, missed, writers)
 	}
 	all := paths(t, x, "unique*")
-	other := search.New(s, &search.Options{MaxAge: time.Hour})
+	if got := paths(t, other, "unique*"); len(got) != 0 {
+		t.Errorf("the other index found %v before its refresh; want nothing (it has not looked)", got)
+	}
 	if err := other.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

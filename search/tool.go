@@ -45,8 +45,7 @@ func ParseInput(input []byte) (Request, error) {
 		Path  *string `json:"path"`
 		Limit *int    `json:"limit"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	if err := dec.Decode(&in); err != nil || in.Query == nil || dec.More() || bytes.TrimSpace(input)[0] != '{' {
+	if err := json.Unmarshal(input, &in); err != nil || in.Query == nil || bytes.TrimSpace(input)[0] != '{' {
 		return Request{}, ErrInvalidInput
 	}
 	req := Request{Query: *in.Query}

@@ -31,6 +31,7 @@ func TestRun(t *testing.T) {
 		{`null`, bad, true},
 		{``, bad, true},
 		{`{"query": "a"} {}`, bad, true},
+		{`{"query": "a"}]`, bad, true},
 	} {
 		text, res, isError := x.Run(context.Background(), []byte(c.input))
 		if text != c.text || isError != c.isError || isError && res.Hits != nil {

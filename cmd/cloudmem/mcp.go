@@ -18,6 +18,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/mcpserver"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/search"
 )
 
 // The environment of "cloudmem mcp --http": tokens never come from the
@@ -34,6 +35,7 @@ type mcpFlags struct {
 	http, tokenFile, tlsCert, tlsKey, actor string
 	maxRequestBytes                         int64
 	maxSessions, maxTokenSessions           int
+	search                                  bool
 }
 
 // newMCPCmd is "cloudmem mcp": the store as an MCP server, over stdio (for
@@ -79,22 +81,33 @@ func newMCPCmd(a *app) *cobra.Command {
 	flags.Int64Var(&f.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "refuse HTTP requests larger than `N` bytes")
 	flags.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http, the most sessions open at once, of all tokens (negative: no cap)")
 	flags.IntVar(&f.maxTokenSessions, "max-token-sessions", mcpserver.DefaultMaxTenantSessions, "with --http, the most sessions open at once of one token (negative: no cap)")
+	flags.BoolVar(&f.search, "search", true, "offer the read-only memory_search tool beside the memory tool (its index is built in memory on the first search)")
 	addActorFlag(cmd, &f.actor)
 	return cmd
 }
 
 // serveStdio serves one session on the app's stdin and stdout.
 func (a *app) serveStdio(ctx context.Context, f mcpFlags) error {
-	h, done, err := a.openHandler(ctx, readWrite, memory.Options{})
+	s, err := a.openStore(ctx, readWrite)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer blob.Close(s)
+	opts := a.instrumentOptions(memory.Options{})
+	var idx *search.Index
+	if f.search {
+		idx = search.New(s, nil)
+		opts.Observer = idx.Observer(opts.Observer)
+	}
+	h, err := a.handler(s, opts)
+	if err != nil {
+		return err
+	}
 	actor := f.actor
 	if actor == "" {
 		actor = defaultActor(a.getenv)
 	}
-	srv := mcpserver.New(h, &mcpserver.Options{Actor: actor, Version: version(), Logger: a.logger()})
+	srv := mcpserver.New(h, &mcpserver.Options{Actor: actor, Version: version(), Logger: a.logger(), Search: idx})
 	t := &mcp.IOTransport{Reader: readCloser(a.stdin), Writer: writeCloser(a.stdout)}
 	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("serving MCP on stdio: %w", err)
@@ -132,11 +145,15 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 		actor = defaultActor(a.getenv)
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, nil))
-	srv, err := mcpserver.NewHTTP(mcpserver.HTTPOptions{
+	opts := mcpserver.HTTPOptions{
 		Store: store, Memory: a.instrumentOptions(memory.Options{Logger: log}), Tokens: tokens, Actor: actor,
 		MaxRequestBytes: f.maxRequestBytes, Version: version(), Logger: log,
 		MaxSessions: f.maxSessions, MaxTenantSessions: f.maxTokenSessions,
-	})
+	}
+	if f.search {
+		opts.Search = &search.Options{}
+	}
+	srv, err := mcpserver.NewHTTP(opts)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -90,9 +91,44 @@ func TestMCPStdioSpec(t *testing.T) {
 	memorytest.RunThrough(t, cases, newStore, func(ctx context.Context, _ *memory.Handler, input []byte) memory.Result {
 		return callTool(ctx, cs, input)
 	})
+	checkSearchTool(t, cs)
 	// Closing stdin ends the server, and it exits 0.
 	if err := cs.Close(); err != nil {
 		t.Errorf("the server's exit: %v", err)
+	}
+}
+
+// checkSearchTool checks that the server of cs offers the memory tool and
+// memory_search, and that a file the memory tool wrote is found by the
+// next search, with the whole text of docs/spec.md "Search".
+func checkSearchTool(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	ctx := t.Context()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	if want := []string{mcpserver.ToolName, mcpserver.SearchToolName}; !slices.Equal(names, want) {
+		t.Errorf("tools %q, want %q", names, want)
+	}
+	if r := callTool(ctx, cs, []byte(`{"command":"create","path":"/memories/zz-search.md","file_text":"the zebra note\n"}`)); r.IsError {
+		t.Fatal(r.Text)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.SearchToolName,
+		Arguments: json.RawMessage(`{"query":"zebra","path":"/memories/zz-search.md"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "Found 1 file for \"zebra\" in /memories/zz-search.md:\n/memories/zz-search.md (line 1)\n     1\tthe «zebra» note"
+	if len(res.Content) != 1 || res.IsError {
+		t.Fatalf("memory_search: %+v", res)
+	}
+	if text, ok := res.Content[0].(*mcp.TextContent); !ok || text.Text != want {
+		t.Errorf("memory_search: %+v\nwant the text %q", res.Content[0], want)
 	}
 }
 
@@ -139,6 +175,7 @@ func TestMCPHTTPProcess(t *testing.T) {
 	if got := callTool(ctx, cs, []byte(`{"command":"create","path":"/memories/a.md","file_text":"over HTTP\n"}`)); got != want {
 		t.Errorf("create: %+v, want %+v", got, want)
 	}
+	checkSearchTool(t, cs)
 	cs.Close()
 	if err := server.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func newSearchCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer blob.Close(s)
-			x := search.New(s, &search.Options{MaxFileBytes: memory.DefaultMaxFileBytes})
+			x := search.New(s, nil)
 			res, err := x.Search(ctx, search.Request{Query: args[0], Dir: dir, Limit: limit})
 			if err != nil {
 				return searchError{err}
@@ -71,7 +71,7 @@ type searchError struct{ err error }
 
 func (e searchError) Error() string {
 	_, pathErr := errors.AsType[*memory.Error](e.err)
-	if pathErr || errors.Is(e.err, search.ErrNoWords) || errors.Is(e.err, search.ErrLimit) {
+	if pathErr || errors.Is(e.err, search.ErrNoWords) || errors.Is(e.err, search.ErrLimit) || errors.Is(e.err, search.ErrQueryTooLong) {
 		return strings.TrimPrefix(search.ErrorText(e.err), "Error: ")
 	}
 	return e.err.Error()

@@ -201,9 +201,24 @@ func (c *Config) Store(name string) (Store, error) {
 		p := &parser{path: c.Path, getenv: c.getenv, expandVars: true}
 		return p.store(n[0], n[1])
 	}
-	return Store{}, fmt.Errorf("%w: no store named %q in %s (stores: %s); a local directory is written ./%s",
-		ErrUnknownStore, name, c.Path, strings.Join(c.Names(), ", "), name)
+	return Store{}, &UnknownStoreError{Name: name, Path: c.Path, Names: c.Names()}
 }
+
+// UnknownStoreError is the error of Config.Store for a name the file does
+// not hold. errors.Is(err, ErrUnknownStore) is true for it.
+type UnknownStoreError struct {
+	Name  string   // the name asked for
+	Path  string   // the config file
+	Names []string // the names it holds
+}
+
+func (e *UnknownStoreError) Error() string {
+	return fmt.Sprintf("no store named %q in %s (stores: %s); a local directory is written ./%s",
+		e.Name, e.Path, strings.Join(e.Names, ", "), e.Name)
+}
+
+// Is reports whether target is ErrUnknownStore.
+func (e *UnknownStoreError) Is(target error) bool { return target == ErrUnknownStore }
 
 // IsName reports whether a store value (--store, $CLOUDMEM_STORE) is a
 // name of the config file rather than a URL or a path: it is not empty and
@@ -384,7 +399,7 @@ func (p *parser) store(key, n *yaml.Node) (Store, error) {
 			return s, p.errorf(n, "store %q: give url or mounts", s.Name)
 		}
 		s.URL = u
-		return s, nil
+		return s, p.checkURL(n, fmt.Sprintf("store %q", s.Name), u)
 	}
 	if n.Kind != yaml.MappingNode {
 		return s, p.errorf(n, "store %q must be a string (a URL) or a mapping", s.Name)
@@ -417,7 +432,17 @@ func (p *parser) store(key, n *yaml.Node) (Store, error) {
 	case s.URL == "" && len(s.Mounts) == 0:
 		return s, p.errorf(key, "store %q: give url or mounts", s.Name)
 	}
-	return s, nil
+	return s, p.checkURL(key, fmt.Sprintf("store %q", s.Name), s.URL)
+}
+
+// checkURL refuses a store URL that is a name (IsName): it would be looked
+// up again. A value whose variables are not expanded yet is checked when
+// they are.
+func (p *parser) checkURL(n *yaml.Node, where, u string) error {
+	if IsName(u) && (p.expandVars || !strings.Contains(n.Value, "$")) {
+		return p.errorf(n, "%s: %q is a name, not a URL; a local directory is written ./%s", where, u, u)
+	}
+	return nil
 }
 
 // mounts parses a mount table: a mapping of mount names to URLs.
@@ -446,6 +471,9 @@ func (p *parser) mounts(store string, n *yaml.Node) ([]Mount, error) {
 		}
 		if m.URL == "" {
 			return p.errorf(v, "store %q: mount %q has no URL", store, k.Value)
+		}
+		if err := p.checkURL(v, fmt.Sprintf("store %q, mount %q", store, k.Value), m.URL); err != nil {
+			return err
 		}
 		ms = append(ms, m)
 		return nil

@@ -101,7 +101,7 @@ func TestUnknownStore(t *testing.T) {
 	if !errors.Is(err, ErrUnknownStore) {
 		t.Errorf("Store(wrok) = %v, want ErrUnknownStore", err)
 	}
-	want := `config: no such store: no store named "wrok" in /home/me/.config/cloudmem/config.yaml (stores: work, local, team, price); a local directory is written ./wrok`
+	want := `no store named "wrok" in /home/me/.config/cloudmem/config.yaml (stores: work, local, team, price); a local directory is written ./wrok`
 	if got := errText(err); got != want {
 		t.Errorf("error\n got %s\nwant %s", got, want)
 	}
@@ -131,6 +131,8 @@ func TestParseErrors(t *testing.T) {
 		{"default unknown", "default: b\nstores:\n  a: ./m\n", `c.yaml:1: default "b" is not a store of this file (stores: a)`},
 		{"bad number", "stores:\n  a:\n    url: ./m\n    mcp:\n      max_request_bytes: -1\n", `c.yaml:5: max_request_bytes of store "a" must be a number of 1 or more`},
 		{"unclosed var", "stores:\n  a: ${X\n", `c.yaml:2: "${X": a ${ without its }`},
+		{"name as URL", "stores:\n  a: memories\n", `c.yaml:2: store "a": "memories" is a name, not a URL; a local directory is written ./memories`},
+		{"name as mount URL", "stores:\n  a:\n    mounts:\n      x: m:ro\n", `c.yaml:4: store "a", mount "x": "m" is a name, not a URL; a local directory is written ./m`},
 		{"not a mapping", "- a\n", "c.yaml:1: the file must be a mapping (default, stores)"},
 		{"stores list", "stores: [a]\n", "c.yaml:1: stores must be a mapping"},
 	} {

@@ -24,8 +24,9 @@ func newKeygenCmd(a *app) *cobra.Command {
 		pq  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "keygen -o FILE [--post-quantum]",
-		Short: "Write a new age identity file and print its recipient",
+		Annotations: map[string]string{noStoreAnnotation: "yes"},
+		Use:         "keygen -o FILE [--post-quantum]",
+		Short:       "Write a new age identity file and print its recipient",
 		Long: "Writes a new age identity (private key) to FILE, readable by its owner only (mode 0600),\n" +
 			"and prints its recipient (public key) on stdout. Encrypt a store with it:\n" +
 			"  --store 'file:///srv/memories?encrypt=age&age_identity_file=FILE'\n" +

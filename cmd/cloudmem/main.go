@@ -71,6 +71,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/cloudmem/cloudmem/backends/all" // every store scheme
+	"github.com/cloudmem/cloudmem/config"
 )
 
 // Exit codes.
@@ -112,9 +113,15 @@ type app struct {
 	stderr io.Writer
 	getenv func(string) string
 
-	storeFlag string   // --store, "" when not given
-	mounts    []string // --mount NAME=URL, in order (mount.go)
+	storeFlag string   // --store, "" when not given; a name's URL after resolveStore
+	mounts    []string // --mount NAME=URL, in order (mount.go); a name's mount table after resolveStore
 	verbose   bool     // --verbose
+
+	// The config file (config.go), read at most once.
+	cfg         *config.Config
+	cfgErr      error
+	cfgLoaded   bool
+	storeConfig *config.Store // the config's store the command uses, or nil
 }
 
 // run is the whole program: it parses the command line, runs the command
@@ -156,7 +163,9 @@ func (a *app) rootCmd() *cobra.Command {
 		Short: "Run the commands of Claude's memory tool against a store",
 		Long: "cloudmem runs the commands of Claude's memory tool against a store: a local directory,\n" +
 			"a bucket (s3://, gs://, azblob://), Redis (redis://), optionally encrypted (encrypt=age).\n\n" +
-			"The store is --store URL, else $" + storeEnv + ", else " + defaultStore + " (a local directory).",
+			"The store is --store URL, else $" + storeEnv + ", else the config file's default, else " + defaultStore + "\n" +
+			"(a local directory). --store and $" + storeEnv + " take a store's name in the config file too\n" +
+			"(a value with no ':' and no '/'): see 'cloudmem help config'.",
 		Version: versionLine(buildInfo()),
 		// The root runs only when no command matched: it reports what is
 		// wrong, with suggestions for a mistyped name.
@@ -171,6 +180,8 @@ func (a *app) rootCmd() *cobra.Command {
 			}
 			return usageErrorf("%s", msg)
 		},
+		// Every command sees a store's URL or mount table, not its name.
+		PersistentPreRunE:          func(cmd *cobra.Command, _ []string) error { return a.resolveStore(cmd) },
 		SilenceErrors:              true, // runContext reports errors, once
 		SilenceUsage:               true,
 		DisableFlagsInUseLine:      true,
@@ -188,7 +199,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	flags := root.PersistentFlags()
-	flags.StringVar(&a.storeFlag, "store", "", "the store `URL` (default $"+storeEnv+", else "+defaultStore+")")
+	flags.StringVar(&a.storeFlag, "store", "", "the store `URL` or name in the config file (default $"+storeEnv+", else the config's default, else "+defaultStore+")")
 	flags.BoolVarP(&a.verbose, "verbose", "v", false, "print the full error and the storage details on failure")
 	a.addMountFlag(root)
 	for _, newCmd := range constructors {

@@ -100,7 +100,9 @@ func TestRootHelp(t *testing.T) {
 	const head = `cloudmem runs the commands of Claude's memory tool against a store: a local directory,
 a bucket (s3://, gs://, azblob://), Redis (redis://), optionally encrypted (encrypt=age).
 
-The store is --store URL, else $CLOUDMEM_STORE, else ./memories (a local directory).
+The store is --store URL, else $CLOUDMEM_STORE, else the config file's default, else ./memories
+(a local directory). --store and $CLOUDMEM_STORE take a store's name in the config file too
+(a value with no ':' and no '/'): see 'cloudmem help config'.
 
 Usage:
   cloudmem COMMAND [ARGS]

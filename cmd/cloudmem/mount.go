@@ -77,6 +77,12 @@ func (a *app) openMounts(ctx context.Context, acc access) (blob.Store, error) {
 		}
 		specs = append(specs, spec)
 	}
+	return a.openMountSpecs(ctx, specs, acc)
+}
+
+// openMountSpecs opens the store of every spec for acc and returns the
+// table of them. On failure it closes what it opened.
+func (a *app) openMountSpecs(ctx context.Context, specs []mountSpec, acc access) (blob.Store, error) {
 	var mounts []mount.Mount
 	closeAll := func() {
 		for _, m := range mounts {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/config"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
@@ -60,7 +61,12 @@ func (a *app) openStore(ctx context.Context, acc access) (blob.Store, error) {
 // closes it with blob.Close. A bare path holding '?' or '#' is refused:
 // storeurl takes a bare path literally, so its parameters would be silently
 // ignored (a plain store where encrypt=age was meant).
+//
+// A name (config.IsName) is the store of that name in the config file.
 func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Store, error) {
+	if config.IsName(rawURL) {
+		return a.openNamed(ctx, rawURL, acc)
+	}
 	if err := checkBarePath(rawURL); err != nil {
 		return nil, err
 	}

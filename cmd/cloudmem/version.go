@@ -15,10 +15,11 @@ func init() { register(newVersionCmd) }
 // the build recorded it) and the Go version.
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version of cloudmem",
-		Long:  "Prints the version of cloudmem, the revision it was built from, and the Go version.",
-		Args:  positional(),
+		Annotations: map[string]string{noStoreAnnotation: "yes"},
+		Use:         "version",
+		Short:       "Print the version of cloudmem",
+		Long:        "Prints the version of cloudmem, the revision it was built from, and the Go version.",
+		Args:        positional(),
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintln(a.stdout, versionLine(buildInfo()))
 			return err

@@ -359,3 +359,35 @@ func secretParam(name string) bool {
 	}
 	return false
 }
+
+// applyMCPConfig sets the flags of "cloudmem mcp" that the command line
+// does not give from the mcp settings of the config's store, if any. With
+// --stdio the store is served on stdio, its settings aside.
+func (a *app) applyMCPConfig(cmd *cobra.Command, f *mcpFlags) error {
+	if f.stdio {
+		if f.http != "" {
+			return usageErrorf("--stdio and --http cannot be used together")
+		}
+		return nil
+	}
+	if a.storeConfig == nil {
+		return nil
+	}
+	m := a.storeConfig.MCP
+	set := func(flag string, dst *string, v string) {
+		if v != "" && !cmd.Flags().Changed(flag) {
+			*dst = v
+		}
+	}
+	set("http", &f.http, m.HTTP)
+	if f.http == "" {
+		return nil // stdio: the HTTP settings do not apply
+	}
+	set("token-file", &f.tokenFile, m.TokenFile)
+	set("tls-cert", &f.tlsCert, m.TLSCert)
+	set("tls-key", &f.tlsKey, m.TLSKey)
+	if m.MaxRequestBytes > 0 && !cmd.Flags().Changed("max-request-bytes") {
+		f.maxRequestBytes = m.MaxRequestBytes
+	}
+	return nil
+}

@@ -5,6 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cloudmem/cloudmem/config"
+	"github.com/cloudmem/cloudmem/mcpserver"
 )
 
 // writeConfig writes content to a config file in a temporary directory,
@@ -223,4 +228,56 @@ func TestMaskURL(t *testing.T) {
 			t.Errorf("maskURL(%q) = %q, want %q", raw, got, want)
 		}
 	}
+}
+
+// TestMCPConfig: a store's mcp settings are the defaults of cloudmem mcp's
+// HTTP flags; the command line wins; --stdio and stdio ignore them.
+func TestMCPConfig(t *testing.T) {
+	st := &config.Store{Name: "team", URL: "./m", MCP: config.MCP{
+		HTTP: "127.0.0.1:9", TokenFile: "/t.json", TLSCert: "/c.pem", TLSKey: "/k.pem", MaxRequestBytes: 77}}
+	for _, tc := range []struct {
+		name  string
+		store *config.Store
+		args  []string
+		want  mcpFlags
+		err   string
+	}{
+		{"settings", st, nil, mcpFlags{http: "127.0.0.1:9", tokenFile: "/t.json", tlsCert: "/c.pem", tlsKey: "/k.pem", maxRequestBytes: 77}, ""},
+		{"flags win", st, []string{"--http", ":8", "--token-file", "/o.json", "--max-request-bytes", "5"},
+			mcpFlags{http: ":8", tokenFile: "/o.json", tlsCert: "/c.pem", tlsKey: "/k.pem", maxRequestBytes: 5}, ""},
+		{"--stdio", st, []string{"--stdio"}, mcpFlags{stdio: true, maxRequestBytes: mcpserver.DefaultMaxRequestBytes}, ""},
+		{"--stdio --http", st, []string{"--stdio", "--http", ":8"}, mcpFlags{}, "--stdio and --http cannot be used together"},
+		{"no http setting", &config.Store{Name: "s", URL: "./m", MCP: config.MCP{TokenFile: "/t.json"}}, nil,
+			mcpFlags{maxRequestBytes: mcpserver.DefaultMaxRequestBytes}, ""},
+		{"no config", nil, nil, mcpFlags{maxRequestBytes: mcpserver.DefaultMaxRequestBytes}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &app{storeConfig: tc.store}
+			var f mcpFlags
+			cmd := &cobra.Command{}
+			cmd.Flags().StringVar(&f.http, "http", "", "")
+			cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "")
+			cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "")
+			cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "")
+			cmd.Flags().Int64Var(&f.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "")
+			cmd.Flags().BoolVar(&f.stdio, "stdio", false, "")
+			if err := cmd.Flags().Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := a.applyMCPConfig(cmd, &f)
+			if got := errString(err); got != tc.err {
+				t.Fatalf("applyMCPConfig error = %q, want %q", got, tc.err)
+			}
+			if err == nil && f != tc.want {
+				t.Errorf("flags = %+v, want %+v", f, tc.want)
+			}
+		})
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

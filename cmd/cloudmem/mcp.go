@@ -36,6 +36,7 @@ type mcpFlags struct {
 	maxRequestBytes                         int64
 	maxSessions, maxTokenSessions           int
 	search                                  bool
+	stdio                                   bool // --stdio: stdio even when the config names an address
 }
 
 // newMCPCmd is "cloudmem mcp": the store as an MCP server, over stdio (for
@@ -64,6 +65,9 @@ func newMCPCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if err := a.applyMCPConfig(cmd, &f); err != nil { // config.go
+				return err
+			}
 			if f.http == "" {
 				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" {
 					return usageErrorf("--token-file, --tls-cert and --tls-key need --http")
@@ -82,6 +86,7 @@ func newMCPCmd(a *app) *cobra.Command {
 	flags.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http, the most sessions open at once, of all tokens (negative: no cap)")
 	flags.IntVar(&f.maxTokenSessions, "max-token-sessions", mcpserver.DefaultMaxTenantSessions, "with --http, the most sessions open at once of one token (negative: no cap)")
 	flags.BoolVar(&f.search, "search", true, "offer the read-only memory_search tool beside the memory tool (its index is built in memory on the first search)")
+	flags.BoolVar(&f.stdio, "stdio", false, "serve stdio even when the store's mcp settings in the config file name an HTTP address")
 	addActorFlag(cmd, &f.actor)
 	return cmd
 }

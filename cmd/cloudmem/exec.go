@@ -25,20 +25,24 @@ func init() { register(newExecCmd) }
 
 // newExecCmd is "cloudmem exec": one memory command per input line, one
 // result per output line, until EOF. A bad line gets its error result and
-// the next line runs; the results carry the errors, so exec exits 0 at EOF
-// whatever they were. It exits 1 when the store cannot be opened or stdin or
-// stdout fails. Every command runs as the actor --actor names (default
-// user@host), which the layers that record changes keep.
+// the next line runs. At EOF exec exits 1 when any command failed on
+// storage (memory.ErrStorage), saying how many, unless --exit-zero; other
+// error results are the model's business. It exits 1 too when the store
+// cannot be opened or stdin or stdout fails. Every command runs as the
+// actor --actor names (default user@host), which the layers that record
+// changes keep.
 func newExecCmd(a *app) *cobra.Command {
 	var actor string
+	var exitZero bool
 	cmd := &cobra.Command{
-		Use:   "exec [--actor NAME] < commands.jsonl",
+		Use:   "exec [--actor NAME] [--exit-zero] < commands.jsonl",
 		Short: "Run memory commands read from stdin, one JSON object per line",
 		Long: "Reads memory commands (the input JSON of a tool_use block), one per line, from stdin,\n" +
 			"and writes one result per line to stdout, in the same order:\n" +
 			`  {"content":"<text>","is_error":false}` + "\n" +
 			"An image result's content is an array with one image block. A line that is not a valid\n" +
-			"command gets an error result and the next line runs.",
+			"command gets an error result and the next line runs. Exit status 1 when a command failed on\n" +
+			"storage (after the last result), unless --exit-zero.",
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := a.withActor(cmd.Context(), actor)
@@ -47,15 +51,21 @@ func newExecCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer done()
-			return a.exec(ctx, h)
+			n, failed, err := a.exec(ctx, h)
+			if err == nil && failed > 0 && !exitZero {
+				err = fmt.Errorf("%d of %d commands failed on storage", failed, n)
+			}
+			return err
 		},
 	}
 	addActorFlag(cmd, &actor)
+	cmd.Flags().BoolVar(&exitZero, "exit-zero", false, "exit 0 even when commands failed on storage (the results say so)")
 	return cmd
 }
 
-// exec runs the commands of stdin with h; see newExecCmd.
-func (a *app) exec(ctx context.Context, h *memory.Handler) error {
+// exec runs the commands of stdin with h; see newExecCmd. It returns how
+// many commands ran and how many of them failed on storage.
+func (a *app) exec(ctx context.Context, h *memory.Handler) (n, failed int, err error) {
 	in := bufio.NewReaderSize(a.stdin, 64<<10)
 	out := bufio.NewWriter(a.stdout)
 	enc := json.NewEncoder(out)
@@ -63,24 +73,28 @@ func (a *app) exec(ctx context.Context, h *memory.Handler) error {
 	for {
 		line, overLong, readErr := readLine(in, maxLine)
 		if readErr != nil && !errors.Is(readErr, io.EOF) {
-			return fmt.Errorf("reading stdin: %w", readErr)
+			return n, failed, fmt.Errorf("reading stdin: %w", readErr)
 		}
 		if len(line) > 0 || overLong || readErr == nil {
 			res := tooLongResult
 			if !overLong {
 				res = h.Execute(ctx, line)
 			}
+			n++
+			if errors.Is(res.Err, memory.ErrStorage) {
+				failed++
+			}
 			if err := enc.Encode(wireResult(res)); err != nil {
-				return fmt.Errorf("writing stdout: %w", err)
+				return n, failed, fmt.Errorf("writing stdout: %w", err)
 			}
 			// Flush each result: a caller on the other end of a pipe
 			// waits for it before sending the next command.
 			if err := out.Flush(); err != nil {
-				return fmt.Errorf("writing stdout: %w", err)
+				return n, failed, fmt.Errorf("writing stdout: %w", err)
 			}
 		}
 		if readErr != nil { // io.EOF
-			return nil
+			return n, failed, nil
 		}
 	}
 }

@@ -168,3 +168,25 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 type errWriter struct{ err error }
 
 func (w errWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// TestExecExitStatus: exit status 1 after the last result when a command
+// failed on storage, with the count; --exit-zero keeps 0; error results
+// that are not storage failures keep 0.
+func TestExecExitStatus(t *testing.T) {
+	const input = `{"command":"view","path":"/memories"}` + "\n" + `not json` + "\n" + `{"command":"view","path":"/memories/a.md"}` + "\n"
+	code, stdout, stderr := cloudmem([]string{"exec", "--store", "failing://"}, input, nil)
+	wantOut := `{"content":"Error: The memory storage failed: the storage backend returned an error","is_error":true}` + "\n" +
+		`{"content":"Error: Invalid memory command input: the input is not valid JSON","is_error":true}` + "\n" +
+		`{"content":"Error: The memory storage failed: the storage backend returned an error","is_error":true}` + "\n"
+	if code != 1 || stdout != wantOut || stderr != "cloudmem exec: 2 of 3 commands failed on storage\n" {
+		t.Errorf("exec on a failing store = %d\n%s%q\nwant 1\n%s%q", code, stdout, stderr, wantOut, "cloudmem exec: 2 of 3 commands failed on storage\n")
+	}
+	code, stdout2, stderr := cloudmem([]string{"exec", "--exit-zero", "--store", "failing://"}, input, nil)
+	if code != 0 || stdout2 != wantOut || stderr != "" {
+		t.Errorf("exec --exit-zero = %d\n%s%q; want 0, the same results, no stderr", code, stdout2, stderr)
+	}
+	code, _, stderr = cloudmem([]string{"exec", "--store", "shared://" + storeName(t)}, `{"command":"view","path":"/memories/none"}`+"\n"+"bad\n", nil)
+	if code != 0 || stderr != "" {
+		t.Errorf("exec with error results that are not storage failures = %d, %q; want 0", code, stderr)
+	}
+}

@@ -78,10 +78,12 @@ const execHelpAbout = `Reads memory commands (the input JSON of a tool_use block
 and writes one result per line to stdout, in the same order:
   {"content":"<text>","is_error":false}
 An image result's content is an array with one image block. A line that is not a valid
-command gets an error result and the next line runs.`
+command gets an error result and the next line runs. Exit status 1 when a command failed on
+storage (after the last result), unless --exit-zero.`
 
-var execHelp = commandHelp(execHelpAbout, "exec [--actor NAME] < commands.jsonl",
+var execHelp = commandHelp(execHelpAbout, "exec [--actor NAME] [--exit-zero] < commands.jsonl",
 	`      --actor NAME   the NAME the store's history records as the author of the changes (default user@host)
+      --exit-zero    exit 0 even when commands failed on storage (the results say so)
   -h, --help         help for exec
 `)
 

@@ -92,7 +92,10 @@ func newPruneCmd(a *app) *cobra.Command {
 			}
 			defer done()
 			res, err := hs.Prune(cmd.Context())
-			fmt.Fprintf(a.stdout, "Removed %s, kept %d.\n", plural(res.Removed, "version"), res.Kept)
+			if err != nil {
+				return err // no success line before the error
+			}
+			_, err = fmt.Fprintf(a.stdout, "Removed %s, kept %d.\n", plural(res.Removed, "version"), res.Kept)
 			return err
 		},
 	}

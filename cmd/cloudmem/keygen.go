@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -15,9 +16,10 @@ func init() { register(newKeygenCmd) }
 // newKeygenCmd is "cloudmem keygen -o FILE [--post-quantum]": it writes a
 // new age identity (a private key) to FILE, which must not exist, with mode
 // 0600, and prints its recipient (the public key) on stdout. There is no
-// default FILE and no way to print the private key: it goes to a file of
-// its own, where the store URL's age_identity_file can name it, or from
-// where it can be moved into $CLOUDMEM_AGE_IDENTITY.
+// default FILE: the private key goes to a file of its own, where the store
+// URL's age_identity_file can name it, or, with -o - (asked for by name),
+// to stdout, for a secret manager's input; the recipient then goes to
+// stderr as "Public key: age1...".
 func newKeygenCmd(a *app) *cobra.Command {
 	var (
 		out string
@@ -30,7 +32,8 @@ func newKeygenCmd(a *app) *cobra.Command {
 		Long: "Writes a new age identity (private key) to FILE, readable by its owner only (mode 0600),\n" +
 			"and prints its recipient (public key) on stdout. Encrypt a store with it:\n" +
 			"  --store 'file:///srv/memories?encrypt=age&age_identity_file=FILE'\n" +
-			"or put the file's content in $" + crypt.EnvIdentity + " and leave age_identity_file out.",
+			"or put the file's content in $" + crypt.EnvIdentity + " and leave age_identity_file out.\n" +
+			"-o - writes the identity to stdout instead, and the recipient to stderr (\"Public key: age1...\").",
 		Args: positional(),
 		RunE: func(*cobra.Command, []string) error {
 			if out == "" {
@@ -44,6 +47,13 @@ func newKeygenCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if out == "-" {
+				if _, err := io.WriteString(a.stdout, identity); err != nil {
+					return fmt.Errorf("writing stdout: %w", err)
+				}
+				_, err = fmt.Fprintf(a.stderr, "Public key: %s\n", recipient)
+				return err
+			}
 			if err := writeSecret(out, identity); err != nil {
 				return err
 			}
@@ -51,7 +61,7 @@ func newKeygenCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write the identity to `FILE` (required; it must not exist)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the identity to `FILE` (required; it must not exist; - is stdout)")
 	cmd.Flags().BoolVar(&pq, "post-quantum", false, "make a post-quantum hybrid key (age1pq1...) instead of an X25519 one (age1...)")
 	return cmd
 }

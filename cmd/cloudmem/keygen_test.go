@@ -51,3 +51,32 @@ func TestKeygen(t *testing.T) {
 		t.Errorf("keygen --post-quantum = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and an age1pq1 recipient", code, stdout, stderr)
 	}
 }
+
+// TestKeygenStdout: -o - writes the identity to stdout and the recipient to
+// stderr, and no file named "-".
+func TestKeygenStdout(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, stdout, stderr := cloudmem([]string{"keygen", "-o", "-"}, "", nil)
+	if code != 0 {
+		t.Fatalf("keygen -o - = %d, %q", code, stderr)
+	}
+	ids, err := crypt.ParseIdentities(stdout)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("stdout is no identity: %v\n%s", err, stdout)
+	}
+	recipient, ok := strings.CutPrefix(stderr, "Public key: ")
+	if !ok || !strings.HasPrefix(recipient, "age1") || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+		t.Fatalf("stderr = %q, want one line \"Public key: age1...\"", stderr)
+	}
+	rcpts, err := crypt.ParseRecipients(strings.TrimSuffix(recipient, "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (crypt.Config{Identities: ids, Recipients: rcpts}).Validate(); err != nil {
+		t.Errorf("the printed recipient is not the identity's: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("keygen -o - left %d files in the directory", len(entries))
+	}
+}

@@ -25,7 +25,7 @@ func newCatCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer done()
-			data, err := h.ReadFile(cmd.Context(), args[0])
+			data, err := h.ReadFile(cmd.Context(), memPath(args[0]))
 			if err != nil {
 				return err
 			}

@@ -168,7 +168,7 @@ func splitHistoryParams(raw string) (string, history.Options, error) {
 
 // resolveFile maps a /memories path to its store key, refusing the root.
 func resolveFile(path string) (string, error) {
-	key, err := memory.Resolve(path)
+	key, err := memory.Resolve(memPath(path))
 	if err != nil {
 		return "", err
 	}

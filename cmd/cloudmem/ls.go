@@ -30,7 +30,7 @@ func newLsCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "/memories"
 			if len(args) == 1 {
-				dir = args[0]
+				dir = memPath(args[0])
 			}
 			h, done, err := a.openHandler(cmd.Context(), readOnly, memory.Options{})
 			if err != nil {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cloudmem/cloudmem/memory"
@@ -8,21 +11,50 @@ import (
 
 func init() { register(newMvCmd) }
 
-// newMvCmd is "cloudmem mv OLD NEW": the handler's rename command, for a
-// file or a whole directory. NEW must not exist.
+// newMvCmd is "cloudmem mv [--dry-run] OLD NEW": the handler's rename
+// command, for a file or a whole directory. NEW must not exist. --dry-run
+// checks both paths and prints what would be renamed.
 func newMvCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "mv OLD NEW",
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "mv [--dry-run] OLD NEW",
 		Short: "Rename a memory file or directory",
-		Long:  "Renames the memory file or directory OLD to NEW, which must not exist.",
-		Args:  positional("OLD", "NEW"),
+		Long: "Renames the memory file or directory OLD to NEW, which must not exist. A path not starting\n" +
+			"with / is relative to /memories. --dry-run prints \"would rename OLD to NEW\" and changes nothing.",
+		Args: positional("OLD", "NEW"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, done, err := a.openHandler(cmd.Context(), readWrite, memory.Options{})
+			ctx := cmd.Context()
+			acc := readWrite
+			if dryRun {
+				acc = readOnly
+			}
+			h, done, err := a.openHandler(ctx, acc, memory.Options{})
 			if err != nil {
 				return err
 			}
 			defer done()
-			return a.printResult(h.Rename(cmd.Context(), args[0], args[1]))
+			oldPath, newPath := memPath(args[0]), memPath(args[1])
+			if !dryRun {
+				return a.printResult(h.Rename(ctx, oldPath, newPath))
+			}
+			if _, _, err := pathKind(ctx, h, oldPath); err != nil {
+				return err
+			}
+			newKey, err := memory.Resolve(newPath)
+			if err != nil {
+				return err
+			}
+			switch _, _, err := pathKind(ctx, h, newPath); {
+			case err == nil:
+				return fmt.Errorf("The destination %s already exists", memory.PathOf(newKey))
+			case !errors.Is(err, memory.ErrNotFound):
+				return err
+			}
+			oldKey, _ := memory.Resolve(oldPath)
+			_, err = fmt.Fprintf(a.stdout, "would rename %s to %s\n", memory.PathOf(oldKey), memory.PathOf(newKey))
+			return err
 		},
 	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be renamed and change nothing")
+	return cmd
 }

@@ -29,7 +29,7 @@ func newPutCmd(a *app) *cobra.Command {
 			"The content must be UTF-8 text, within the memory tool's limits.",
 		Args: positional("PATH", "[FILE]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, file := args[0], "-"
+			path, file := memPath(args[0]), "-"
 			if len(args) == 2 {
 				file = args[1]
 			}

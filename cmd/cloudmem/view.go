@@ -34,7 +34,7 @@ func newViewCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer done()
-			return a.printResult(h.View(cmd.Context(), args[0], viewRange))
+			return a.printResult(h.View(cmd.Context(), memPath(args[0]), viewRange))
 		},
 	}
 	cmd.Flags().StringVar(&rng, "range", "", "show only lines `A,B` of a file (B = -1: to the end)")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,11 +18,12 @@ func init() { register(newDiffCmd) }
 // newDiffCmd is "cloudmem diff PATH@V1 [PATH@V2]".
 func newDiffCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "diff PATH@V1 [PATH@V2]",
+		Use:   "diff PATH@V1 [PATH@V2|@V2]",
 		Short: "Show the changes between two versions of a memory file (unified diff)",
 		Long: "Prints the unified diff from version V1 of the memory file PATH to version V2, or to the\n" +
 			"file's current content when V2 is not given (a deleted file counts as empty). Nothing is\n" +
-			"printed when they are equal.",
+			"printed when they are equal. @V2 alone is V2 of the same PATH; a version may be a unique\n" +
+			"prefix of at least 4 digits.",
 		Args: positional("PATH@V1", "[PATH@V2]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, id, err := resolveRef(args[0])
@@ -30,7 +32,11 @@ func newDiffCmd(a *app) *cobra.Command {
 			}
 			to, toID := key, ""
 			if len(args) == 2 {
-				if to, toID, err = resolveRef(args[1]); err != nil {
+				second := args[1]
+				if strings.HasPrefix(second, "@") { // @V2: the same PATH
+					second = args[0][:strings.LastIndexByte(args[0], '@')] + second
+				}
+				if to, toID, err = resolveRef(second); err != nil {
 					return err
 				}
 			}
@@ -40,6 +46,14 @@ func newDiffCmd(a *app) *cobra.Command {
 			}
 			defer done()
 			ctx := cmd.Context()
+			if id, err = resolveVersion(ctx, hs, key, id); err != nil {
+				return err
+			}
+			if toID != "" {
+				if toID, err = resolveVersion(ctx, hs, to, toID); err != nil {
+					return err
+				}
+			}
 			old, _, err := hs.Show(ctx, key, id)
 			if err != nil {
 				return err

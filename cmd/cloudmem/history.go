@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -178,14 +179,80 @@ func resolveFile(path string) (string, error) {
 	return key, nil
 }
 
-// resolveRef parses PATH@VERSION into a store key and a version id.
-func resolveRef(ref string) (key, id string, err error) {
-	path, id, err := history.ParseRef(ref)
-	if err != nil {
+// Version prefixes: a VERSION on the command line is a unique prefix of a
+// version id, as git takes a commit's; at least minPrefix digits.
+const (
+	minPrefix = 4
+	idDigits  = 16 // a whole version id
+)
+
+// resolveRef parses PATH@VERSION into a store key and a version as typed:
+// a whole id, or a prefix of one that resolveVersion completes. A PATH
+// not starting with / is relative to /memories.
+func resolveRef(ref string) (key, version string, err error) {
+	i := strings.LastIndexByte(ref, '@')
+	if i <= 0 {
+		_, _, err := history.ParseRef(ref) // no @, or no path: its error
 		return "", "", usageErrorf("%v", err)
 	}
-	key, err = resolveFile(path)
-	return key, id, err
+	version = strings.ToLower(ref[i+1:])
+	if !isVersionPrefix(version) {
+		return "", "", usageErrorf("%v: %q: a version is %d to %d hexadecimal digits, as history lists them",
+			history.ErrBadRef, ref, minPrefix, idDigits)
+	}
+	key, err = resolveFile(ref[:i])
+	return key, version, err
+}
+
+// isVersionPrefix reports whether v is minPrefix to idDigits lowercase
+// hexadecimal digits.
+func isVersionPrefix(v string) bool {
+	if len(v) < minPrefix || len(v) > idDigits {
+		return false
+	}
+	for _, c := range v {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveVersion returns the id of the version of the file key that the
+// version typed (resolveRef) names: a whole id as it is, a prefix the one
+// id of the file's history that starts with it. No such id, or several,
+// is an error that says so.
+func resolveVersion(ctx context.Context, hs *history.Store, key, version string) (string, error) {
+	if len(version) == idDigits {
+		return version, nil
+	}
+	vs, err := hs.History(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, len(vs))
+	for i, v := range vs {
+		ids[i] = v.ID
+	}
+	return matchVersion(ids, version, key)
+}
+
+// matchVersion returns the one id of ids, the versions of the file key,
+// that starts with version.
+func matchVersion(all []string, version, key string) (string, error) {
+	var ids []string
+	for _, id := range all {
+		if strings.HasPrefix(id, version) && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("no version %s of %s", version, memory.PathOf(key))
+	case 1:
+		return ids[0], nil
+	}
+	return "", fmt.Errorf("version %s of %s is ambiguous: %s", version, memory.PathOf(key), strings.Join(ids, ", "))
 }
 
 // versionJSON is one version in --json output; paths are memory paths.

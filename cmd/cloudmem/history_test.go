@@ -231,3 +231,111 @@ func TestHistoryPruneFailure(t *testing.T) {
 		t.Errorf("prune on a failing store = %d, %q, %q; want 1, \"\", %q", code, out, errOut, want)
 	}
 }
+
+// TestVersionPrefix: show, diff, restore and redact take a unique prefix
+// of a version; diff takes @V2 after PATH@V1; a prefix that matches no
+// version, or is too short, is refused with the reason.
+func TestVersionPrefix(t *testing.T) {
+	store, vs := seedHistory(t)
+	ids := []string{vs[0].ID, vs[1].ID, vs[2].ID}
+	p0, p1 := uniquePrefix(ids, 0), uniquePrefix(ids, 1)
+	if len(p0) == 16 || len(p1) == 16 {
+		t.Fatalf("versions %q have no unique prefix shorter than an id", ids)
+	}
+	code, out, errOut := cloudmem([]string{"show", "b.md@" + p0, "--store", store}, "", nil)
+	if code != 0 || out != "one\ntwo\n" || errOut != "" {
+		t.Errorf("show b.md@%s = %d, %q, %q", p0, code, out, errOut)
+	}
+	wantDiff := "--- /memories/b.md@" + vs[0].ID + "\n+++ /memories/b.md@" + vs[1].ID + "\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+	for _, args := range [][]string{
+		{"diff", "/memories/b.md@" + p0, "@" + p1},
+		{"diff", "b.md@" + strings.ToUpper(p0), "b.md@" + vs[1].ID},
+	} {
+		code, out, errOut = cloudmem(append(args, "--store", store), "", nil)
+		if code != 0 || out != wantDiff || errOut != "" {
+			t.Errorf("%q = %d, %q, %q; want 0,\n%s", args, code, out, errOut, wantDiff)
+		}
+	}
+	code, out, errOut = cloudmem([]string{"restore", "--dry-run", "b.md@" + p0, "--store", store}, "", nil)
+	if want := "would restore /memories/b.md to version " + vs[0].ID + "\n"; code != 0 || out != want || errOut != "" {
+		t.Errorf("restore --dry-run = %d, %q, %q; want 0, %q", code, out, errOut, want)
+	}
+	code, out, errOut = cloudmem([]string{"redact", "--dry-run", "b.md@" + p0, "--store", store}, "", nil)
+	if want := "would redact version " + vs[0].ID + " of /memories/a.md\n"; code != 0 || out != want || errOut != "" {
+		t.Errorf("redact --dry-run = %d, %q, %q; want 0, %q", code, out, errOut, want)
+	}
+	// The current content (vs[1] and the rename vs[2]) cannot be redacted,
+	// in a dry run as in a real one.
+	code, _, errOut = cloudmem([]string{"redact", "--dry-run", "b.md@" + p1, "--store", store}, "", nil)
+	wantErr := fmt.Sprintf("cloudmem redact: history: the version is the file's current content: version %s of \"b.md\" has the content the file holds now; change or delete the file first\n", vs[1].ID)
+	if code != 1 || errOut != wantErr {
+		t.Errorf("redact --dry-run of the current content = %d, %q; want 1, %q", code, errOut, wantErr)
+	}
+	// Nothing changed: the history is as seeded.
+	hs, _ := history.New(sharedStore(strings.TrimPrefix(store, "shared://")), nil)
+	if after, err := hs.History(context.Background(), "b.md"); err != nil || len(after) != 3 || after[0].Redacted != nil {
+		t.Errorf("after the dry runs the history is %+v, %v", after, err)
+	}
+
+	// Versions made close together share their first digits (an id
+	// starts with its time): four digits name all three.
+	short := vs[0].ID[:4]
+	code, _, errOut = cloudmem([]string{"show", "b.md@" + short, "--store", store}, "", nil)
+	if want := "cloudmem show: version " + short + " of /memories/b.md is ambiguous: " + strings.Join(ids, ", ") + "\n"; code != 1 || errOut != want {
+		t.Errorf("show b.md@%s = %d, %q; want 1, %q", short, code, errOut, want)
+	}
+
+	none := "ffff"
+	if strings.HasPrefix(vs[0].ID, none) || strings.HasPrefix(vs[1].ID, none) || strings.HasPrefix(vs[2].ID, none) {
+		none = "0000"
+	}
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"show", "b.md@" + none}, 1, "cloudmem show: no version " + none + " of /memories/b.md\n"},
+		{[]string{"show", "b.md@abc"}, 2, "cloudmem show: history: malformed PATH@VERSION: \"b.md@abc\": a version is 4 to 16 hexadecimal digits, as history lists them\n" +
+			"Usage: cloudmem show PATH@VERSION\nRun 'cloudmem show --help' for more.\n"},
+		{[]string{"show", "b.md@xyz1"}, 2, "cloudmem show: history: malformed PATH@VERSION: \"b.md@xyz1\": a version is 4 to 16 hexadecimal digits, as history lists them\n" +
+			"Usage: cloudmem show PATH@VERSION\nRun 'cloudmem show --help' for more.\n"},
+	} {
+		code, out, errOut := cloudmem(append(tc.args, "--store", store), "", nil)
+		if code != tc.code || out != "" || errOut != tc.stderr {
+			t.Errorf("%q = %d, %q, %q; want %d, %q", tc.args, code, out, errOut, tc.code, tc.stderr)
+		}
+	}
+}
+
+func TestMatchVersion(t *testing.T) {
+	ids := []string{"abcd000000000001", "abcd000000000002", "abce000000000003", "abcd000000000001"}
+	for _, tc := range []struct{ prefix, id, err string }{
+		{"abce", "abce000000000003", ""},
+		{"abcd0000000000011", "", "no version abcd0000000000011 of /memories/n.md"},
+		{"abcd000000000001", "abcd000000000001", ""}, // repeated in the history (a rename's versions), one id
+		{"abcd", "", "version abcd of /memories/n.md is ambiguous: abcd000000000001, abcd000000000002"},
+		{"ffff", "", "no version ffff of /memories/n.md"},
+	} {
+		id, err := matchVersion(ids, tc.prefix, "n.md")
+		if id != tc.id || errString(err) != tc.err {
+			t.Errorf("matchVersion(%q) = %q, %q; want %q, %q", tc.prefix, id, errString(err), tc.id, tc.err)
+		}
+	}
+}
+
+// uniquePrefix returns the shortest prefix of ids[i], of 4 digits or more,
+// that no other id starts with.
+func uniquePrefix(ids []string, i int) string {
+	for n := 4; n < len(ids[i]); n++ {
+		p, unique := ids[i][:n], true
+		for j, id := range ids {
+			if j != i && strings.HasPrefix(id, p) {
+				unique = false
+			}
+		}
+		if unique {
+			return p
+		}
+	}
+	return ids[i]
+}

@@ -19,7 +19,14 @@ func newRestoreCmd(a *app) *cobra.Command {
 		"Writes the content of version VERSION of the memory file PATH back to PATH, as a new\n"+
 			"version of its own. The write is conditional: if the file changes meanwhile, nothing is\n"+
 			"restored. A deleted file is created again.",
-		func(ctx context.Context, hs *history.Store, key, id string) error {
+		func(ctx context.Context, hs *history.Store, key, id string, dryRun bool) error {
+			if dryRun {
+				if _, _, err := hs.Show(ctx, key, id); err != nil {
+					return err
+				}
+				_, err := fmt.Fprintf(a.stdout, "would restore %s to version %s\n", memory.PathOf(key), id)
+				return err
+			}
 			// The restore writes through a handler over hs, so that the
 			// tree's rules (the file limit, files and directories apart)
 			// hold for it as for any create.
@@ -42,27 +49,38 @@ func newRestoreCmd(a *app) *cobra.Command {
 // PATH@VERSION [--actor NAME]" (restore, redact): it resolves the
 // reference, opens the store's history for writing, and calls run with the
 // file's key and the version's id, under a context that carries the actor;
-// run prints what was done.
-func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, hs *history.Store, key, id string) error) *cobra.Command {
+// run prints what was done, or with dryRun (--dry-run, the store opened
+// read-only) what would be done.
+func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, hs *history.Store, key, id string, dryRun bool) error) *cobra.Command {
 	var actor string
+	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   name + " PATH@VERSION",
+		Use:   name + " [--dry-run] PATH@VERSION",
 		Short: short,
-		Long:  long,
-		Args:  positional("PATH@VERSION"),
+		Long: long + "\nA VERSION may be a unique prefix of at least 4 digits. --dry-run prints what would be\n" +
+			"done and changes nothing.",
+		Args: positional("PATH@VERSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, id, err := resolveRef(args[0])
 			if err != nil {
 				return err
 			}
-			hs, done, err := a.openHistory(cmd.Context(), readWrite)
+			acc := readWrite
+			if dryRun {
+				acc = readOnly
+			}
+			hs, done, err := a.openHistory(cmd.Context(), acc)
 			if err != nil {
 				return err
 			}
 			defer done()
-			return run(a.withActor(cmd.Context(), actor), hs, key, id)
+			if id, err = resolveVersion(cmd.Context(), hs, key, id); err != nil {
+				return err
+			}
+			return run(a.withActor(cmd.Context(), actor), hs, key, id, dryRun)
 		},
 	}
 	addActorFlag(cmd, &actor)
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done and change nothing")
 	return cmd
 }

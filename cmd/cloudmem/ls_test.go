@@ -282,7 +282,7 @@ func TestSubcommandUsage(t *testing.T) {
 		msg  string
 		use  string
 	}{
-		{"ls", []string{"/memories", "/memories/a"}, `unexpected argument "/memories/a"`, "ls [PATH] [--json]"},
+		{"ls", []string{"/memories", "/memories/a"}, `unexpected argument "/memories/a"`, "ls [PATH] [-h] [--json]"},
 		{"cat", nil, "no PATH given", "cat PATH"},
 		{"cat", []string{"a", "b"}, `unexpected argument "b"`, "cat PATH"},
 		{"put", nil, "no PATH given", "put PATH [FILE|-] [--force]"},
@@ -327,11 +327,39 @@ func TestSubcommandUsage(t *testing.T) {
 
 func TestLsHelp(t *testing.T) {
 	want := commandHelp(`Lists every memory file under the directory PATH (default /memories), recursively and in
-byte order, hidden files included: each line is the size in bytes and the path. With --json,
-one JSON array of {"path", "size", "version", "modified"} objects.`, "ls [PATH] [--json]", `  -h, --help   help for ls
-      --json   print a JSON array of objects with path, size, version and modified
+byte order, hidden files included: each line is the size in bytes and the path. -h prints
+sizes as 1.5K, 12M (powers of 1024). With --json, one JSON array of {"path", "size",
+"version", "modified"} objects. A PATH not starting with / is relative to /memories.`, "ls [PATH] [-h] [--json]", `      --help             help for ls
+  -h, --human-readable   print sizes as 1.5K, 12M, 3.0G (powers of 1024); --help is the help
+      --json             print a JSON array of objects with path, size, version and modified
 `)
-	runCases(t, "mem://", []cliCase{{args: []string{"ls", "-h"}, stdout: want}})
+	runCases(t, "mem://", []cliCase{{args: []string{"ls", "--help"}, stdout: want}})
+}
+
+// TestLsHuman: ls -h prints sizes as ls -h does, aligned.
+func TestLsHuman(t *testing.T) {
+	store := seed(t, storeName(t), map[string]string{
+		"a.md":     strings.Repeat("a", 512),
+		"b/big.md": strings.Repeat("b", 1536),
+		"c.md":     strings.Repeat("c", 12*1024+1),
+	})
+	runCases(t, store, []cliCase{
+		{args: []string{"ls", "-h"}, stdout: " 512  /memories/a.md\n1.5K  /memories/b/big.md\n 13K  /memories/c.md\n"},
+		{args: []string{"ls", "-h", "b"}, stdout: "1.5K  /memories/b/big.md\n"},
+		{args: []string{"ls", "b"}, stdout: "1536  /memories/b/big.md\n"},
+	})
+}
+
+func TestHumanSize(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0", 1: "1", 1023: "1023", 1024: "1.0K", 1025: "1.1K", 1536: "1.5K", 10188: "10K", 10240: "10K",
+		10241: "11K", 1048575: "1.0M", 1048576: "1.0M", 3 << 20: "3.0M", 12 << 20: "12M", 1 << 30: "1.0G",
+		5 << 40: "5.0T", 1 << 62: "4.0E", 1<<63 - 1: "8.0E",
+	} {
+		if got := humanSize(n); got != want {
+			t.Errorf("humanSize(%d) = %q, want %q", n, got, want)
+		}
+	}
 }
 
 // isFileCount reports whether key is a memory handler's file count.

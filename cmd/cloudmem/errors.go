@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/aws/smithy-go"
-
 	"github.com/cloudmem/cloudmem/memory"
 )
 
@@ -31,14 +28,10 @@ func (a *app) describe(err error) string {
 		return err.Error()
 	}
 	msg := err.Error()
-	if api, ok := errors.AsType[smithy.APIError](err); ok {
-		msg = api.ErrorCode() + ": " + api.ErrorMessage()
-		if hint := apiHints[api.ErrorCode()]; hint != "" {
-			msg += " (" + hint + ")"
-		}
-	} else if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
-		if hint := apiHints[re.ErrorCode]; hint != "" {
-			msg = firstLine(msg) + " (" + hint + ")"
+	for _, describe := range apiErrorDescribers {
+		if m, ok := describe(err); ok {
+			msg = m
+			break
 		}
 	}
 	if line := firstLine(msg); line != msg {
@@ -46,6 +39,11 @@ func (a *app) describe(err error) string {
 	}
 	return msg
 }
+
+// apiErrorDescribers turn the error of a cloud API into the line a person
+// reads, with a hint from apiHints; each backend linked in (backend_*.go)
+// adds its own, so that errors.go links no SDK.
+var apiErrorDescribers []func(err error) (msg string, ok bool)
 
 // firstLine returns s up to its first newline.
 func firstLine(s string) string {

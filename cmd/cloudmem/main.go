@@ -70,7 +70,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "github.com/cloudmem/cloudmem/backends/all" // every store scheme
 	"github.com/cloudmem/cloudmem/config"
 )
 

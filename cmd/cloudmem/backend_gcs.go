@@ -1,0 +1,5 @@
+//go:build !no_gcs
+
+package main
+
+import _ "github.com/cloudmem/cloudmem/backends/gcs" // gs://

@@ -325,8 +325,10 @@ func (p *parser) yamlError(err error) error {
 }
 
 // fields calls fn for each key and value of the mapping n, in order. Keys
-// must be plain strings.
+// must be plain strings, each given once (fn may refuse a key given twice
+// in words of its own first).
 func (p *parser) fields(n *yaml.Node, fn func(key, value *yaml.Node) error) error {
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, value := n.Content[i], n.Content[i+1]
 		if key.Kind != yaml.ScalarNode {
@@ -335,6 +337,10 @@ func (p *parser) fields(n *yaml.Node, fn func(key, value *yaml.Node) error) erro
 		if err := fn(key, value); err != nil {
 			return err
 		}
+		if seen[key.Value] {
+			return p.errorf(key, "key %q is given twice", key.Value)
+		}
+		seen[key.Value] = true
 	}
 	return nil
 }
@@ -366,7 +372,7 @@ func (p *parser) expand(n *yaml.Node) (string, error) {
 		case '{':
 			end := strings.IndexByte(s[i:], '}')
 			if end < 0 {
-				return "", p.errorf(n, "%q: a ${ without its }", n.Value)
+				return "", p.errorf(n, "a ${ without its }") // not the value: it may hold a password
 			}
 			name := s[i+2 : i+end]
 			if !p.expandVars {
@@ -378,6 +384,11 @@ func (p *parser) expand(n *yaml.Node) (string, error) {
 			if v == "" {
 				return "", p.errorf(n, "${%s} is not set (a variable the file names must be set and not empty)", name)
 			}
+			whole := b.Len() == 0 && i == 0 && end == len(s)-1
+			if !whole && reshapes(b.String(), v, s[i+end+1:]) {
+				return "", p.errorf(n, "${%s} holds a character that would change the URL around it (?, #, & or @, or : or / in the host); "+
+					"percent-encode it in the variable, or put the whole URL in one variable", name)
+			}
 			b.WriteString(v)
 			s = s[i+end+1:]
 		default:
@@ -385,6 +396,28 @@ func (p *parser) expand(n *yaml.Node) (string, error) {
 			s = s[i+1:]
 		}
 	}
+}
+
+// reshapes reports whether the value v of a variable, written between
+// before and after in a URL, would change the URL's structure instead of
+// filling a part of it: a '?', '#', '&' or '@' anywhere (a new query, a
+// fragment, a parameter, a user), a '/' in the authority (the end of the
+// host) and a ':' in its host part (another port). A variable that is the
+// whole value may be a whole URL.
+func reshapes(before, v, after string) bool {
+	if strings.ContainsAny(v, "?#&@") {
+		return true
+	}
+	i := strings.Index(before, "://")
+	if i < 0 || strings.ContainsAny(before[i+3:], "/?#") {
+		return false // not in an authority
+	}
+	rest, _, _ := strings.Cut(after, "/")
+	inUserinfo := !strings.Contains(before[i+3:], "@") && strings.Contains(rest, "@")
+	if inUserinfo {
+		return strings.Contains(v, "/")
+	}
+	return strings.ContainsAny(v, ":/")
 }
 
 // store parses one store: a URL, or a mapping.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -128,9 +129,13 @@ func TestParseErrors(t *testing.T) {
 		{"mount list", "stores:\n  a:\n    mounts: [./m]\n", `c.yaml:3: the mounts of store "a" must be a mapping (NAME: URL)`},
 		{"mount ro only", "stores:\n  a:\n    mounts:\n      x: \":ro\"\n", `c.yaml:4: store "a": mount "x" has no URL`},
 		{"twice", "stores:\n  a: ./m\n  a: ./n\n", `c.yaml:3: store "a" is named twice`},
+		{"default twice", "default: a\ndefault: a\nstores:\n  a: ./m\n", `c.yaml:2: key "default" is given twice`},
+		{"stores twice", "stores:\n  a: ./m\nstores:\n  b: ./n\n", `c.yaml:3: key "stores" is given twice`},
+		{"url twice", "stores:\n  a:\n    url: ./m\n    url: ./n\n", `c.yaml:4: key "url" is given twice`},
+		{"mcp key twice", "stores:\n  a:\n    url: ./m\n    mcp:\n      http: :1\n      http: :2\n", `c.yaml:6: key "http" is given twice`},
 		{"default unknown", "default: b\nstores:\n  a: ./m\n", `c.yaml:1: default "b" is not a store of this file (stores: a)`},
 		{"bad number", "stores:\n  a:\n    url: ./m\n    mcp:\n      max_request_bytes: -1\n", `c.yaml:5: max_request_bytes of store "a" must be a number of 1 or more`},
-		{"unclosed var", "stores:\n  a: ${X\n", `c.yaml:2: "${X": a ${ without its }`},
+		{"unclosed var", "stores:\n  a: redis://:hunter2@h/0?x=${X\n", `c.yaml:2: a ${ without its }`},
 		{"name as URL", "stores:\n  a: memories\n", `c.yaml:2: store "a": "memories" is a name, not a URL; a local directory is written ./memories`},
 		{"name as mount URL", "stores:\n  a:\n    mounts:\n      x: m:ro\n", `c.yaml:4: store "a", mount "x": "m" is a name, not a URL; a local directory is written ./m`},
 		{"not a mapping", "- a\n", "c.yaml:1: the file must be a mapping (default, stores)"},
@@ -231,4 +236,48 @@ func errText(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// TestVariableShape: a variable's value fills a part of a URL and cannot
+// reshape it (a new parameter, another host or port, a user); the error
+// names the variable, never its value. A variable that is the whole URL, a
+// password with ':' and a path with '/' are fine.
+func TestVariableShape(t *testing.T) {
+	const reshaped = "c.yaml:%d: ${%s} holds a character that would change the URL around it (?, #, & or @, or : or / in the host); " +
+		"percent-encode it in the variable, or put the whole URL in one variable"
+	vars := env(map[string]string{"TEAM": "alice&history=on", "EVIL": "x&endpoint=http://evil", "HOST": "h:99",
+		"PASS": "p:w", "DIR": "a/b", "WHOLE": "s3://b/p?region=eu&x=1", "AT": "u@v", "FRAG": "a#b"})
+	file := `stores:
+  query: file:///m?prefix=${TEAM}
+  region: s3://b/p?region=${EVIL}
+  host: redis://${HOST}/0
+  user: redis://${AT}:pw@h/0
+  frag: file:///m/${FRAG}
+  pass: redis://u:${PASS}@h/0
+  dir: s3://b/${DIR}?region=eu
+  whole: ${WHOLE}
+`
+	c, err := Parse("c.yaml", []byte(file), vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"query", fmt.Sprintf(reshaped, 2, "TEAM")},
+		{"region", fmt.Sprintf(reshaped, 3, "EVIL")},
+		{"host", fmt.Sprintf(reshaped, 4, "HOST")},
+		{"user", fmt.Sprintf(reshaped, 5, "AT")},
+		{"frag", fmt.Sprintf(reshaped, 6, "FRAG")},
+		{"pass", "redis://u:p:w@h/0"},
+		{"dir", "s3://b/a/b?region=eu"},
+		{"whole", "s3://b/p?region=eu&x=1"},
+	} {
+		st, err := c.Store(tc.name)
+		got := st.URL
+		if err != nil {
+			got = errText(err)
+		}
+		if got != tc.want {
+			t.Errorf("Store(%q):\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
 }

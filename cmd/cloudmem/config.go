@@ -78,7 +78,7 @@ func (a *app) resolveStore(cmd *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		value = cfg.Default
+		value, a.storeByDefault = cfg.Default, cfg.Default != ""
 	}
 	if !config.IsName(value) {
 		return nil
@@ -311,36 +311,54 @@ func storeLine(st config.Store) string {
 
 // maskURL returns raw with its credentials replaced by "***": the
 // userinfo's password (or a user without one), and the value of every query
-// parameter whose name looks secret (secretParam). A bare path, or a URL
-// that does not parse, is returned as it is.
+// parameter whose name looks secret (secretParam). It works on the text as
+// written, so a URL that does not parse (a ${VAR} in its host, a bad
+// escape) is masked too. A bare path is returned as it is.
 func maskURL(raw string) string {
 	if !hasScheme(raw) {
 		return raw
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "***")
-		} else {
-			u.User = url.User("***")
+	head, query, hasQuery := strings.Cut(raw, "?")
+	if i := strings.Index(head, "://"); i >= 0 {
+		auth := head[i+3:]
+		if end := strings.IndexByte(auth, '/'); end >= 0 {
+			auth = auth[:end]
 		}
-	}
-	if u.RawQuery != "" {
-		parts := strings.Split(u.RawQuery, "&")
-		for i, p := range parts {
-			name, _, ok := strings.Cut(p, "=")
-			if key, err := url.QueryUnescape(name); ok && err == nil && secretParam(key) {
-				parts[i] = name + "=***"
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+			masked := "***"
+			if user, _, ok := strings.Cut(auth[:at], ":"); ok {
+				masked = user + ":***"
 			}
+			head = head[:i+3] + masked + head[i+3+at:]
 		}
-		u.RawQuery = strings.Join(parts, "&")
 	}
-	s := u.String()
-	// url.URL escapes the stars of a userinfo; show them as written.
-	return strings.Replace(s, "%2A%2A%2A", "***", 1)
+	if !hasQuery {
+		return head
+	}
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		name, _, ok := strings.Cut(p, "=")
+		if key, err := url.QueryUnescape(name); ok && (err != nil || secretParam(key)) {
+			parts[i] = name + "=***"
+		}
+	}
+	return head + "?" + strings.Join(parts, "&")
+}
+
+// maskStore is maskURL for what names a store: a URL, or a mount table's
+// "mounts: NAME=URL[:ro] ..." (mountsName), each URL masked.
+func maskStore(value string) string {
+	rest, ok := strings.CutPrefix(value, mountsScheme)
+	if !ok {
+		return maskURL(value)
+	}
+	parts := strings.Fields(rest)
+	for i, p := range parts {
+		if name, u, ok := strings.Cut(p, "="); ok {
+			parts[i] = name + "=" + maskURL(u)
+		}
+	}
+	return mountsScheme + strings.Join(parts, " ")
 }
 
 // secretParam reports whether a query parameter's value is a credential.
@@ -379,7 +397,9 @@ func (a *app) applyMCPConfig(cmd *cobra.Command, f *mcpFlags) error {
 			*dst = v
 		}
 	}
-	set("http", &f.http, m.HTTP)
+	if !a.storeByDefault { // a client that starts plain "cloudmem mcp" speaks stdio
+		set("http", &f.http, m.HTTP)
+	}
 	if f.http == "" {
 		return nil // stdio: the HTTP settings do not apply
 	}

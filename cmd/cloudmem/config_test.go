@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/cloudmem/cloudmem/config"
 	"github.com/cloudmem/cloudmem/mcpserver"
 )
@@ -223,6 +221,11 @@ func TestMaskURL(t *testing.T) {
 		"s3://b/p?access_key_id=AK&token=t&x=1":  "s3://b/p?access_key_id=***&token=***&x=1",
 		"azblob://c?sig=s&age_recipients=age1xy": "azblob://c?sig=***&age_recipients=age1xy",
 		"gs://b?Client_Secret=z&password=p":      "gs://b?Client_Secret=***&password=***",
+		"https://user@host/x":                    "https://***@host/x",
+		"redis://:pw3@${RHOST}:${RPORT}/0":       "redis://:***@${RHOST}:${RPORT}/0",
+		"redis://:p%zzw4@host/0":                 "redis://:***@host/0",
+		"redis://u:p@ss@host/0?x=1":              "redis://u:***@host/0?x=1",
+		"redis://h/0?pass%zz=1&key=2":            "redis://h/0?pass%zz=***&key=***",
 	} {
 		if got := maskURL(raw); got != want {
 			t.Errorf("maskURL(%q) = %q, want %q", raw, got, want)
@@ -235,32 +238,40 @@ func TestMaskURL(t *testing.T) {
 func TestMCPConfig(t *testing.T) {
 	st := &config.Store{Name: "team", URL: "./m", MCP: config.MCP{
 		HTTP: "127.0.0.1:9", TokenFile: "/t.json", TLSCert: "/c.pem", TLSKey: "/k.pem", MaxRequestBytes: 77}}
+	defaults := mcpFlags{maxRequestBytes: mcpserver.DefaultMaxRequestBytes, maxSessions: mcpserver.DefaultMaxSessions,
+		maxTokenSessions: mcpserver.DefaultMaxTenantSessions, search: true}
+	with := func(change func(*mcpFlags)) mcpFlags {
+		f := defaults
+		change(&f)
+		return f
+	}
 	for _, tc := range []struct {
-		name  string
-		store *config.Store
-		args  []string
-		want  mcpFlags
-		err   string
+		name      string
+		store     *config.Store
+		byDefault bool
+		args      []string
+		want      mcpFlags
+		err       string
 	}{
-		{"settings", st, nil, mcpFlags{http: "127.0.0.1:9", tokenFile: "/t.json", tlsCert: "/c.pem", tlsKey: "/k.pem", maxRequestBytes: 77}, ""},
-		{"flags win", st, []string{"--http", ":8", "--token-file", "/o.json", "--max-request-bytes", "5"},
-			mcpFlags{http: ":8", tokenFile: "/o.json", tlsCert: "/c.pem", tlsKey: "/k.pem", maxRequestBytes: 5}, ""},
-		{"--stdio", st, []string{"--stdio"}, mcpFlags{stdio: true, maxRequestBytes: mcpserver.DefaultMaxRequestBytes}, ""},
-		{"--stdio --http", st, []string{"--stdio", "--http", ":8"}, mcpFlags{}, "--stdio and --http cannot be used together"},
-		{"no http setting", &config.Store{Name: "s", URL: "./m", MCP: config.MCP{TokenFile: "/t.json"}}, nil,
-			mcpFlags{maxRequestBytes: mcpserver.DefaultMaxRequestBytes}, ""},
-		{"no config", nil, nil, mcpFlags{maxRequestBytes: mcpserver.DefaultMaxRequestBytes}, ""},
+		{"settings", st, false, nil, with(func(f *mcpFlags) {
+			f.http, f.tokenFile, f.tlsCert, f.tlsKey, f.maxRequestBytes = "127.0.0.1:9", "/t.json", "/c.pem", "/k.pem", 77
+		}), ""},
+		{"flags win", st, false, []string{"--http", ":8", "--token-file", "/o.json", "--max-request-bytes", "5"}, with(func(f *mcpFlags) {
+			f.http, f.tokenFile, f.tlsCert, f.tlsKey, f.maxRequestBytes = ":8", "/o.json", "/c.pem", "/k.pem", 5
+		}), ""},
+		{"--stdio", st, false, []string{"--stdio"}, with(func(f *mcpFlags) { f.stdio = true }), ""},
+		{"--stdio --http", st, false, []string{"--stdio", "--http", ":8"}, mcpFlags{}, "--stdio and --http cannot be used together"},
+		{"the default store: stdio", st, true, nil, defaults, ""},
+		{"the default store with --http", st, true, []string{"--http", ":8"}, with(func(f *mcpFlags) {
+			f.http, f.tokenFile, f.tlsCert, f.tlsKey, f.maxRequestBytes = ":8", "/t.json", "/c.pem", "/k.pem", 77
+		}), ""},
+		{"no http setting", &config.Store{Name: "s", URL: "./m", MCP: config.MCP{TokenFile: "/t.json"}}, false, nil, defaults, ""},
+		{"no config", nil, false, nil, defaults, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &app{storeConfig: tc.store}
+			a := &app{storeConfig: tc.store, storeByDefault: tc.byDefault}
 			var f mcpFlags
-			cmd := &cobra.Command{}
-			cmd.Flags().StringVar(&f.http, "http", "", "")
-			cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "")
-			cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "")
-			cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "")
-			cmd.Flags().Int64Var(&f.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "")
-			cmd.Flags().BoolVar(&f.stdio, "stdio", false, "")
+			cmd := mcpCommand(a, &f) // the command's own flags
 			if err := cmd.Flags().Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}

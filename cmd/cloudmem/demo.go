@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -98,7 +97,7 @@ func newDemoCmd(a *app) *cobra.Command {
 			default:
 				return err
 			}
-			fmt.Fprintf(a.stdout, "cloudmem demo: a memory session against the store %s, in %s\n", redactURL(a.storeURL()), dir)
+			fmt.Fprintf(a.stdout, "cloudmem demo: a memory session against the store %s, in %s\n", maskStore(a.storeURL()), dir)
 			for _, step := range demoSteps(dir) {
 				res := h.Execute(ctx, []byte(step))
 				fmt.Fprintf(a.stdout, "\n> %s\n%s\n", step, resultText(res))
@@ -110,14 +109,4 @@ func newDemoCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// redactURL returns rawURL with any password replaced by "xxxxx", for
-// printing.
-func redactURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.User == nil || !hasScheme(rawURL) {
-		return rawURL
-	}
-	return u.Redacted()
 }

@@ -159,15 +159,19 @@ func TestDemoDirectory(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
+// TestMaskStore: what the demo prints of its store has every credential
+// masked, a mount table's too (the password may come from a config file's
+// ${VAR}, which must not reach stdout).
+func TestMaskStore(t *testing.T) {
 	for in, want := range map[string]string{
-		"redis://user:secret@127.0.0.1:6379/0": "redis://user:xxxxx@127.0.0.1:6379/0",
+		"redis://user:secret@127.0.0.1:6379/0": "redis://user:***@127.0.0.1:6379/0",
 		"s3://bucket/agent?region=eu-west-1":   "s3://bucket/agent?region=eu-west-1",
 		"./memories":                           "./memories",
 		"/tmp/a:b@c":                           "/tmp/a:b@c",
+		"mounts:a=redis://:TOPSECRET@127.0.0.1:16399/0 b=./m:ro": "mounts:a=redis://:***@127.0.0.1:16399/0 b=./m:ro",
 	} {
-		if got := redactURL(in); got != want {
-			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		if got := maskStore(in); got != want {
+			t.Errorf("maskStore(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

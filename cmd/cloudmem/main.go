@@ -117,10 +117,11 @@ type app struct {
 	verbose   bool     // --verbose
 
 	// The config file (config.go), read at most once.
-	cfg         *config.Config
-	cfgErr      error
-	cfgLoaded   bool
-	storeConfig *config.Store // the config's store the command uses, or nil
+	cfg            *config.Config
+	cfgErr         error
+	cfgLoaded      bool
+	storeConfig    *config.Store // the config's store the command uses, or nil
+	storeByDefault bool          // storeConfig is the config's default, not named by --store or $CLOUDMEM_STORE
 }
 
 // run is the whole program: it parses the command line, runs the command

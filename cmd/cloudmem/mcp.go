@@ -43,14 +43,16 @@ type mcpFlags struct {
 // a client that starts it, such as Claude Code or Claude Desktop) or, with
 // --http, over streamable HTTP for a team. It runs until the client closes
 // stdin, or until SIGINT or SIGTERM; the commands in flight then finish.
-func newMCPCmd(a *app) *cobra.Command {
-	var f mcpFlags
+func newMCPCmd(a *app) *cobra.Command { return mcpCommand(a, new(mcpFlags)) }
+
+// mcpCommand is newMCPCmd with its flags parsed into f.
+func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]",
 		Short: "Serve the store as an MCP server (stdio, or streamable HTTP with --http)",
-		Long: "Serves the store over the Model Context Protocol: one tool, memory (the six commands of\n" +
-			"Claude's memory tool, with the exact results), and every memory file as a resource\n" +
-			"(memory:///memories/...).\n\n" +
+		Long: "Serves the store over the Model Context Protocol: the tool memory (the six commands of\n" +
+			"Claude's memory tool, with the exact results), the read-only tool memory_search (unless\n" +
+			"--search=false), and every memory file as a resource (memory:///memories/...).\n\n" +
 			"Without --http it speaks MCP on stdin and stdout, for a client that starts it:\n" +
 			"  claude mcp add memory -- cloudmem --store s3://bucket/memories mcp\n\n" +
 			"With --http ADDR it serves streamable HTTP at http://ADDR" + mcpserver.MCPPath + " and a health check at " +
@@ -65,16 +67,16 @@ func newMCPCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if err := a.applyMCPConfig(cmd, &f); err != nil { // config.go
+			if err := a.applyMCPConfig(cmd, f); err != nil { // config.go
 				return err
 			}
 			if f.http == "" {
 				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" {
 					return usageErrorf("--token-file, --tls-cert and --tls-key need --http")
 				}
-				return a.serveStdio(ctx, f)
+				return a.serveStdio(ctx, *f)
 			}
-			return a.serveHTTP(ctx, f)
+			return a.serveHTTP(ctx, *f)
 		},
 	}
 	flags := cmd.Flags()

@@ -339,3 +339,52 @@ func uniquePrefix(ids []string, i int) string {
 	}
 	return ids[i]
 }
+
+// TestRestoreDryRunChecks: a restore's dry run makes the real restore's
+// checks (here the file limit of the URL's max_files: b.md took the place
+// a.md left) and gives its error; neither changes the store.
+func TestRestoreDryRunChecks(t *testing.T) {
+	name := storeName(t)
+	hs, err := history.New(sharedStore(name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := memory.New(hs, memory.Options{MaxFiles: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, r := range []memory.Result{
+		h.Create(ctx, "/memories/a.md", "a\n"),
+		h.Delete(ctx, "/memories/a.md"),
+		h.Create(ctx, "/memories/b.md", "b\n"),
+	} {
+		if r.IsError {
+			t.Fatal(r.Text)
+		}
+	}
+	vs, err := hs.History(ctx, "a.md")
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("a.md's history: %v, %v", vs, err)
+	}
+	store := "shared://" + name + "?max_files=1"
+	const want = "cloudmem restore: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first.\n"
+	for _, args := range [][]string{{"restore", "--dry-run", "a.md@" + vs[0].ID}, {"restore", "a.md@" + vs[0].ID}} {
+		code, out, errOut := cloudmem(append(args, "--store", store), "", nil)
+		if code != 1 || out != "" || errOut != want {
+			t.Errorf("%q = %d, %q, %q; want 1, %q", args, code, out, errOut, want)
+		}
+	}
+	files := map[string]string{}
+	for k, v := range contents(t, name) {
+		if !blob.IsReserved(k) {
+			files[k] = v
+		}
+	}
+	if want := map[string]string{"b.md": "b\n"}; !equalMaps(files, want) {
+		t.Errorf("the store holds %q, want %q", files, want)
+	}
+	if after, err := hs.History(ctx, "a.md"); err != nil || len(after) != 2 {
+		t.Errorf("a.md's history after: %v, %v; want the 2 versions", after, err)
+	}
+}

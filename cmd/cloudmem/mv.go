@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -26,7 +25,7 @@ func newMvCmd(a *app) *cobra.Command {
 			ctx := cmd.Context()
 			acc := readWrite
 			if dryRun {
-				acc = readOnly
+				acc = dryRunAccess
 			}
 			h, done, err := a.openHandler(ctx, acc, memory.Options{})
 			if err != nil {
@@ -34,23 +33,12 @@ func newMvCmd(a *app) *cobra.Command {
 			}
 			defer done()
 			oldPath, newPath := memPath(args[0]), memPath(args[1])
-			if !dryRun {
-				return a.printResult(h.Rename(ctx, oldPath, newPath))
-			}
-			if _, _, err := pathKind(ctx, h, oldPath); err != nil {
-				return err
-			}
-			newKey, err := memory.Resolve(newPath)
-			if err != nil {
-				return err
-			}
-			switch _, _, err := pathKind(ctx, h, newPath); {
-			case err == nil:
-				return fmt.Errorf("The destination %s already exists", memory.PathOf(newKey))
-			case !errors.Is(err, memory.ErrNotFound):
-				return err
+			res := h.Rename(ctx, oldPath, newPath)
+			if !dryRun || res.IsError {
+				return a.printResult(res)
 			}
 			oldKey, _ := memory.Resolve(oldPath)
+			newKey, _ := memory.Resolve(newPath)
 			_, err = fmt.Fprintf(a.stdout, "would rename %s to %s\n", memory.PathOf(oldKey), memory.PathOf(newKey))
 			return err
 		},

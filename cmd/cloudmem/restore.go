@@ -20,13 +20,6 @@ func newRestoreCmd(a *app) *cobra.Command {
 			"version of its own. The write is conditional: if the file changes meanwhile, nothing is\n"+
 			"restored. A deleted file is created again.",
 		func(ctx context.Context, hs *history.Store, key, id string, dryRun bool) error {
-			if dryRun {
-				if _, _, err := hs.Show(ctx, key, id); err != nil {
-					return err
-				}
-				_, err := fmt.Fprintf(a.stdout, "would restore %s to version %s\n", memory.PathOf(key), id)
-				return err
-			}
 			// The restore writes through a handler over hs, so that the
 			// tree's rules (the file limit, files and directories apart)
 			// hold for it as for any create.
@@ -37,7 +30,11 @@ func newRestoreCmd(a *app) *cobra.Command {
 			v, err := hs.Restore(ctx, key, id, func(ctx context.Context, key string, data []byte, ifVersion string) error {
 				return h.Write(ctx, memory.PathOf(key), data, ifVersion)
 			})
-			if err != nil {
+			switch {
+			case err != nil:
+				return err
+			case dryRun:
+				_, err = fmt.Fprintf(a.stdout, "would restore %s to version %s\n", memory.PathOf(key), id)
 				return err
 			}
 			fmt.Fprintf(a.stdout, "Restored %s to version %s: new version %s.\n", memory.PathOf(key), id, v.ID)
@@ -49,8 +46,9 @@ func newRestoreCmd(a *app) *cobra.Command {
 // PATH@VERSION [--actor NAME]" (restore, redact): it resolves the
 // reference, opens the store's history for writing, and calls run with the
 // file's key and the version's id, under a context that carries the actor;
-// run prints what was done, or with dryRun (--dry-run, the store opened
-// read-only) what would be done.
+// run prints what was done, or with dryRun (--dry-run: the store is opened
+// under blob.DryRun, so run does everything and changes nothing) what
+// would be done.
 func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, hs *history.Store, key, id string, dryRun bool) error) *cobra.Command {
 	var actor string
 	var dryRun bool
@@ -67,7 +65,7 @@ func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, h
 			}
 			acc := readWrite
 			if dryRun {
-				acc = readOnly
+				acc = dryRunAccess
 			}
 			hs, done, err := a.openHistory(cmd.Context(), acc)
 			if err != nil {

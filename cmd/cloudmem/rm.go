@@ -26,7 +26,7 @@ func newRmCmd(a *app) *cobra.Command {
 			ctx := cmd.Context()
 			acc := readWrite
 			if dryRun {
-				acc = readOnly
+				acc = dryRunAccess
 			}
 			h, done, err := a.openHandler(ctx, acc, memory.Options{})
 			if err != nil {
@@ -39,21 +39,20 @@ func newRmCmd(a *app) *cobra.Command {
 				return err
 			}
 			key, _ := memory.Resolve(path)
-			switch {
-			case k == kindDir && key == "":
-				return a.printResult(h.Delete(ctx, path)) // the handler refuses /memories
-			case k == kindDir && !recursive:
+			if k == kindDir && key != "" && !recursive {
 				return errIsDirectory(memory.PathOf(key))
-			case dryRun && k == kindDir:
-				for _, f := range files {
-					fmt.Fprintf(a.stdout, "would delete %s\n", f.Path)
-				}
-				return nil
-			case dryRun:
-				_, err := fmt.Fprintf(a.stdout, "would delete %s\n", memory.PathOf(key))
-				return err
 			}
-			return a.printResult(h.Delete(ctx, path))
+			res := h.Delete(ctx, path)
+			if !dryRun || res.IsError {
+				return a.printResult(res)
+			}
+			if k != kindDir {
+				files = []memory.FileInfo{{Path: memory.PathOf(key)}}
+			}
+			for _, f := range files {
+				fmt.Fprintf(a.stdout, "would delete %s\n", f.Path)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "delete a directory with everything beneath it")

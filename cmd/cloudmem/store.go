@@ -28,6 +28,11 @@ const (
 	// (blob.ReadOnly) and must exist: a local directory that is missing is
 	// an error (errNoStore), never created.
 	readOnly
+	// dryRunAccess: the command shows what it would do (--dry-run). The
+	// store is opened as for readWrite, under blob.DryRun: the command
+	// makes every check and answer of a real run, and nothing it writes
+	// reaches the store (a missing directory is not created either).
+	dryRunAccess
 )
 
 // errNoStore is the error of a read-only use of a local directory that does
@@ -79,19 +84,27 @@ func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Stor
 				return nil, err // now, not at the first write
 			}
 			limits, _ := storeurl.Limits(rawURL) // checked by checkParams
-			return a.instrumentStore(&lazyStore{dir: dir, limits: limits, open: func(ctx context.Context) (blob.Store, error) {
+			return a.instrumentStore(forAccess(&lazyStore{dir: dir, limits: limits, open: func(ctx context.Context) (blob.Store, error) {
 				return storeurl.Open(ctx, rawURL)
-			}}, rawURL), nil
+			}}, acc), rawURL), nil
 		}
 	}
 	s, err := storeurl.Open(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
-	if acc == readOnly {
-		s = blob.ReadOnly(s)
+	return a.instrumentStore(forAccess(s, acc), rawURL), nil // otel.go
+}
+
+// forAccess wraps s as acc asks: read-only, or a dry run.
+func forAccess(s blob.Store, acc access) blob.Store {
+	switch acc {
+	case readOnly:
+		return blob.ReadOnly(s)
+	case dryRunAccess:
+		return blob.DryRun(s)
 	}
-	return a.instrumentStore(s, rawURL), nil // otel.go
+	return s
 }
 
 // openHandler opens the configured store for acc and returns a Handler over

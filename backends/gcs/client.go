@@ -17,7 +17,10 @@ import (
 // library's default is the XML API for reads), so that one API serves the
 // store and any JSON API emulator serves reads.
 func newClient(ctx context.Context, opts *Options) (*storage.Client, error) {
-	copts := []option.ClientOption{storage.WithJSONReads()}
+	// No telemetry of the client's own (its HTTP transport's spans carry the
+	// URL, so the bucket and the object's name): package telemetry traces
+	// the store's calls without them.
+	copts := []option.ClientOption{storage.WithJSONReads(), option.WithTelemetryDisabled()}
 	if opts.Endpoint != "" {
 		u, err := parseEndpoint(opts.Endpoint)
 		if err != nil {

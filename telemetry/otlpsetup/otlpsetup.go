@@ -24,6 +24,14 @@
 // OTEL_BSP_* (the span batcher) and OTEL_METRIC_EXPORT_INTERVAL (how often
 // metrics are pushed). Spans are exported in batches, off the command's
 // path.
+//
+// # What storage SDKs record
+//
+// The installed providers give the Google Cloud client libraries (scope
+// cloud.google.com/go and below) no-op tracers and meters: their spans
+// carry the bucket, the object's name (a memory path) and error texts,
+// which package telemetry never exports. Other programs' and libraries'
+// scopes are served as usual.
 package otlpsetup
 
 import (
@@ -143,11 +151,11 @@ func Setup(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	if tp != nil {
-		otel.SetTracerProvider(tp)
+		otel.SetTracerProvider(quietTracers{inner: tp})
 		res.shutdown = append(res.shutdown, tp.Shutdown)
 	}
 	if mp != nil {
-		otel.SetMeterProvider(mp)
+		otel.SetMeterProvider(quietMeters{inner: mp})
 		res.shutdown = append(res.shutdown, mp.Shutdown)
 	}
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))

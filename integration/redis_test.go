@@ -327,7 +327,14 @@ func TestRedisPassword(t *testing.T) {
 	wrong := "wrong-" + password
 	t.Setenv(redis.PasswordEnv, wrong)
 	for _, u := range []string{rawURL, "redis://" + user + ":" + wrong + "@" + addr + "/0?prefix=" + p} {
-		_, err := storeurl.Open(t.Context(), u)
+		// Opening makes no call (a server down at start serves once it is
+		// back); the first call reports the password.
+		ws, err := storeurl.Open(t.Context(), u)
+		if err != nil {
+			t.Fatalf("Open with a wrong password: %v; want the error at the first call", err)
+		}
+		_, err = ws.Stat(t.Context(), "k")
+		ws.(io.Closer).Close()
 		var redisErr goredis.Error
 		if !errors.As(err, &redisErr) || !strings.Contains(err.Error(), "WRONGPASS") {
 			t.Errorf("wrong password: error = %v, want go-redis' WRONGPASS error", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -18,7 +19,8 @@ import (
 // followed by a short cause. If the error, or any error it wraps (as
 // errors.As finds it), is a Causer with a non-empty ModelCause, that text is
 // the cause; otherwise the handler picks a fixed text from the error's kind
-// (cancelled, timed out, read-only, rejected path, any other failure). The
+// (cancelled, timed out, read-only, rejected path, a server that cannot be
+// reached, any other failure). The
 // full error goes only to the Handler's Logger.
 type Causer interface {
 	ModelCause() string
@@ -41,6 +43,12 @@ func modelCause(err error) string {
 		return "the store is read-only"
 	case errors.Is(err, blob.ErrInvalidKey):
 		return "the store rejected the path"
+	}
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "dial" {
+		return "the storage server could not be reached"
+	}
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
+		return "the storage server could not be reached"
 	}
 	return "the storage backend returned an error"
 }

@@ -3,9 +3,12 @@ package azure
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -42,7 +45,7 @@ func newClient(containerName string, opts *Options) (*container.Client, error) {
 		if err := checkConnectionString(conn, opts.Account, opts.Endpoint); err != nil {
 			return nil, err
 		}
-		client, err := container.NewClientFromConnectionString(conn, containerName, nil)
+		client, err := container.NewClientFromConnectionString(conn, containerName, clientOptions())
 		if err != nil {
 			// The SDK's parse errors quote no part of the string.
 			return nil, fmt.Errorf("azure: connection string: %w", err)
@@ -57,12 +60,31 @@ func newClient(containerName string, opts *Options) (*container.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("azure: credentials: %w", err)
 	}
-	client, err := container.NewClient(runtime.JoinPaths(service, containerName), cred, nil)
+	client, err := container.NewClient(runtime.JoinPaths(service, containerName), cred, clientOptions())
 	if err != nil {
 		return nil, fmt.Errorf("azure: %w", err)
 	}
 	return client, nil
 }
+
+// clientOptions are the SDK's defaults, except that a refused connection
+// fails at once instead of being retried for seconds (issue 26 item 10):
+// nothing listens there.
+func clientOptions() *container.ClientOptions {
+	o := &container.ClientOptions{}
+	o.Retry.ShouldRetry = func(resp *http.Response, err error) bool {
+		if err != nil {
+			return !errors.Is(err, syscall.ECONNREFUSED)
+		}
+		return slices.Contains(retriedStatus, resp.StatusCode)
+	}
+	return o
+}
+
+// retriedStatus are the statuses the SDK retries by default
+// (policy.RetryOptions.StatusCodes).
+var retriedStatus = []int{http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+	http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
 
 // serviceURL returns the blob service URL for an account and an endpoint,
 // either of which may be empty (not both).

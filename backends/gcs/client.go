@@ -2,9 +2,11 @@ package gcs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"syscall"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
@@ -35,6 +37,12 @@ func newClient(ctx context.Context, opts *Options) (*storage.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gcs: creating the client: %w", err)
 	}
+	// A refused connection fails at once instead of being retried until the
+	// call's timeout (30 s by default): nothing listens there, and the
+	// person or the model learns it now (issue 26 item 10).
+	client.SetRetry(storage.WithErrorFunc(func(err error) bool {
+		return !errors.Is(err, syscall.ECONNREFUSED) && storage.ShouldRetry(err)
+	}))
 	return client, nil
 }
 

@@ -56,7 +56,7 @@ type Options struct {
 // set on client (the URL opener sets it), go-redis also applies a context's
 // deadline to the connection, so that an abandoned command stops early too.
 func Open(ctx context.Context, client goredis.UniversalClient, opts *Options) (blob.Store, error) {
-	return open(ctx, client, opts, false, "")
+	return open(ctx, client, opts, false, "", true)
 }
 
 // timeout is the per-call deadline opts asks for.
@@ -68,8 +68,11 @@ func (o *Options) timeout() time.Duration {
 }
 
 // open is Open for a client the store may own (owned: Close closes it) and
-// whose password (secret) must never appear in an error.
-func open(ctx context.Context, client goredis.UniversalClient, opts *Options, owned bool, secret string) (blob.Store, error) {
+// whose password (secret) must never appear in an error. Without load it
+// does not load the scripts, and so makes no call: each script is then
+// loaded by its first run (EVALSHA, falling back to EVAL), and a server
+// that is down at open serves once it is back.
+func open(ctx context.Context, client goredis.UniversalClient, opts *Options, owned bool, secret string, load bool) (blob.Store, error) {
 	if client == nil {
 		return nil, errors.New("redis: Open: nil client")
 	}
@@ -84,11 +87,14 @@ func open(ctx context.Context, client goredis.UniversalClient, opts *Options, ow
 	if err := ctx.Err(); err != nil {
 		return nil, s.wrapErr(ctx, "open", prefix, nil, err)
 	}
-	load, cancel := context.WithTimeout(ctx, opts.timeout())
+	if !load {
+		return blob.WithTimeout(s, opts.timeout()), nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, opts.timeout())
 	defer cancel()
 	for _, sc := range scripts {
-		if _, err := call(load, func() (string, error) { return sc.Load(load, client).Result() }); err != nil {
-			if load.Err() != nil && ctx.Err() == nil {
+		if _, err := call(lctx, func() (string, error) { return sc.Load(lctx, client).Result() }); err != nil {
+			if lctx.Err() != nil && ctx.Err() == nil {
 				err = &blob.TimeoutError{Op: "open", Key: prefix, After: opts.timeout(), Err: err}
 			}
 			return nil, s.wrapErr(ctx, "open", prefix, nil, err)

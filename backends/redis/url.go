@@ -36,14 +36,18 @@ const PasswordEnv = "REDIS_PASSWORD"
 var urlParams = []string{"client_name", "dial_timeout", "max_retries", "pool_size", "read_timeout", "write_timeout"}
 
 // openURL is the storeurl opener for every scheme of this package. The
-// store it returns owns its client: closing the store closes it.
+// store it returns owns its client: closing the store closes it. It does
+// not dial: the first call does.
 func openURL(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
 	cfg, err := parseURL(loc, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	client := cfg.newClient()
-	s, err := open(ctx, client, &Options{Prefix: cfg.prefix, Timeout: cfg.timeout}, true, cfg.password())
+	// No call at open: like every other backend, a store whose server is
+	// down at start answers each command with the error, and serves once
+	// the server is back (issue 26 item 9).
+	s, err := open(ctx, client, &Options{Prefix: cfg.prefix, Timeout: cfg.timeout}, true, cfg.password(), false)
 	if err != nil {
 		_ = client.Close() // the open error is the one worth reporting
 		return nil, err

@@ -287,10 +287,29 @@ func checkURL(ctx context.Context, a *app, rawURL string) error {
 		return err
 	}
 	defer blob.Close(s)
+	return probe(ctx, s)
+}
+
+// probe makes one cheap call that reaches the storage (a read of checkKey,
+// which does not exist) and returns its error, nil when the store answered.
+func probe(ctx context.Context, s blob.Store) error {
 	if _, _, err := s.Get(ctx, checkKey, 1); err != nil && !errors.Is(err, blob.ErrNotExist) {
 		return err
 	}
 	return nil
+}
+
+// reportStore tells the person who started the MCP server whether the
+// store answered, on stderr, so that a client showing the server as
+// connected does not hide a broken store (issue 26 item 9); the server
+// serves either way, and each command reports a failure until the store
+// answers.
+func (a *app) reportStore(ctx context.Context, s blob.Store) {
+	if err := probe(ctx, s); err != nil {
+		fmt.Fprintf(a.stderr, "cloudmem mcp: warning: the store did not answer: %s; serving anyway, each command reports the failure until it answers\n", a.describe(err))
+		return
+	}
+	fmt.Fprintln(a.stderr, "cloudmem mcp: the store answered")
 }
 
 // storeLine is a store as config ls and get print it: its URL, or its

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"syscall"
 
 	"github.com/cloudmem/cloudmem/memory"
 )
@@ -28,6 +30,9 @@ func (a *app) describe(err error) string {
 		return err.Error()
 	}
 	msg := err.Error()
+	if m, ok := describeNetwork(err); ok {
+		return m
+	}
 	for _, describe := range apiErrorDescribers {
 		if m, ok := describe(err); ok {
 			msg = m
@@ -38,6 +43,35 @@ func (a *app) describe(err error) string {
 		return line + " (--verbose shows the whole error)"
 	}
 	return msg
+}
+
+// describeNetwork words an error of a server that cannot be reached,
+// whichever backend met it: the address, the reason and what to check,
+// instead of the layers the error passed through.
+func describeNetwork(err error) (string, bool) {
+	if de, ok := errors.AsType[*net.DNSError](err); ok {
+		return fmt.Sprintf("cannot find the storage server %s (%s): check the host of the store URL", de.Name, dnsReason(de)), true
+	}
+	oe, ok := errors.AsType[*net.OpError](err)
+	if !ok || oe.Op != "dial" || oe.Addr == nil {
+		return "", false
+	}
+	reason := "the connection failed"
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		reason = "connection refused"
+	case oe.Timeout():
+		reason = "no answer"
+	}
+	return fmt.Sprintf("cannot reach the storage server at %s (%s): check that it runs, and the host and port of the store URL", oe.Addr, reason), true
+}
+
+// dnsReason is the short reason of a failed lookup.
+func dnsReason(de *net.DNSError) string {
+	if de.IsNotFound {
+		return "no such host"
+	}
+	return "the lookup failed"
 }
 
 // apiErrorDescribers turn the error of a cloud API into the line a person

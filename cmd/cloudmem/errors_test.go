@@ -13,6 +13,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/internal/netfault"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
@@ -82,6 +83,51 @@ func TestDescribe(t *testing.T) {
 	} {
 		if got := tc.a.describe(tc.err); got != tc.want {
 			t.Errorf("describe(%q), verbose %v = %q, want %q", tc.err, tc.a.verbose, got, tc.want)
+		}
+	}
+}
+
+// TestUnreachableServer (issue 26, items 9 and 10): on every cloud backend,
+// a server that refuses connections gets one line naming the address and
+// what to check, and the model's text says the server could not be
+// reached, not that the call timed out: the SDKs do not retry a refused
+// connection until the deadline (here timeout=3s; GCS retried for the
+// whole 30 s default, Azure for 10 s). exec starts on a Redis that is down
+// and answers each command, as on the other backends.
+func TestUnreachableServer(t *testing.T) {
+	addr := netfault.ClosedPort(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("STORAGE_EMULATOR_HOST", "")
+	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"+
+		"AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;"+
+		"BlobEndpoint=http://"+addr+"/devstoreaccount1;")
+	env := map[string]string{}
+	line := "cloudmem ls: cannot reach the storage server at " + addr +
+		" (connection refused): check that it runs, and the host and port of the store URL\n"
+	const result = `{"content":"Error: The memory storage failed: the storage server could not be reached","is_error":true}` + "\n"
+	for _, store := range []string{
+		"s3://bucket/p?endpoint=http://" + addr + "&path_style=true&region=us-east-1&timeout=3s",
+		"gs://bucket/p?endpoint=http://" + addr + "&timeout=3s",
+		"azblob://container/p?timeout=3s",
+		"redis://" + addr + "/0?timeout=3s",
+	} {
+		code, stdout, stderr := cloudmem([]string{"--store", store, "ls"}, "", env)
+		if code != 1 || stdout != "" || stderr != line {
+			t.Errorf("ls on %s = %d\nstdout: %q\nstderr: %q\nwant 1 and %q", store, code, stdout, stderr, line)
+		}
+		code, stdout, stderr = cloudmem([]string{"--store", store, "exec"}, `{"command":"view","path":"/memories"}`+"\n", env)
+		if code != 1 || stdout != result || stderr != "cloudmem exec: 1 of 1 commands failed on storage\n" {
+			t.Errorf("exec on %s = %d\nstdout: %q\nstderr: %q\nwant 1 and %q", store, code, stdout, stderr, result)
+		}
+	}
+	// cloudmem mcp says at start whether the store answered, and serves.
+	warning := "cloudmem mcp: warning: the store did not answer: cannot reach the storage server at " + addr +
+		" (connection refused): check that it runs, and the host and port of the store URL; serving anyway, " +
+		"each command reports the failure until it answers\n"
+	for store, want := range map[string]string{"redis://" + addr + "/0": warning, t.TempDir(): "cloudmem mcp: the store answered\n"} {
+		if code, stdout, stderr := cloudmem([]string{"--store", store, "mcp"}, "", env); code != 0 || stdout != "" || stderr != want {
+			t.Errorf("mcp on %s with stdin closed = %d\nstdout: %q\nstderr: %q\nwant 0 and %q", store, code, stdout, stderr, want)
 		}
 	}
 }

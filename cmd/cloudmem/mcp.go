@@ -100,6 +100,7 @@ func (a *app) serveStdio(ctx context.Context, f mcpFlags) error {
 		return err
 	}
 	defer blob.Close(s)
+	a.reportStore(ctx, s)
 	opts := a.instrumentOptions(memory.Options{})
 	var idx *search.Index
 	if f.search {
@@ -171,6 +172,7 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 	if err := srv.CheckAddr(addr); err != nil { // before listening; Serve checks the listener again
 		return err
 	}
+	a.reportStore(ctx, store)
 	ln, err := net.Listen("tcp", f.http)
 	if err != nil {
 		return err

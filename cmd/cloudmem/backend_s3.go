@@ -17,7 +17,10 @@ func init() {
 		if !ok {
 			return "", false
 		}
-		msg := api.ErrorCode() + ": " + api.ErrorMessage()
+		msg := api.ErrorCode() // an answer without a body (HEAD) has its status as the message too
+		if m := api.ErrorMessage(); m != "" && m != msg {
+			msg += ": " + m
+		}
 		if hint := apiHints[api.ErrorCode()]; hint != "" {
 			msg += " (" + hint + ")"
 		}

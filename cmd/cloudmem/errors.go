@@ -94,6 +94,7 @@ var apiHints = map[string]string{
 	"AccessDenied":          "check the credentials' permissions on the bucket",
 	"NoSuchBucket":          "check the bucket name in the store URL",
 	"ExpiredToken":          "renew AWS_SESSION_TOKEN",
+	"Forbidden":             "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and the credentials' permissions on the bucket",
 	// Azure
 	"ContainerNotFound":    "check the container name in the store URL",
 	"AuthorizationFailure": "check the account key in AZURE_STORAGE_CONNECTION_STRING, and its permissions",

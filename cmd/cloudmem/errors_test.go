@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	gcsstorage "cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/aws/smithy-go"
 
@@ -80,6 +81,10 @@ func TestDescribe(t *testing.T) {
 		{quiet, twoLines, "first line (--verbose shows the whole error)"},
 		{verbose, twoLines, "first line\nsecond line"},
 		{quiet, &problemsError{problems: []string{"a: x", "b: y"}, outcome: "nothing was imported"}, "a: x\nb: y\nnothing was imported"},
+		// a wrong S3 secret on a HEAD: no body, the status is the message
+		{quiet, fmt.Errorf("s3: stat: %w", &smithy.GenericAPIError{Code: "Forbidden", Message: "Forbidden"}),
+			"Forbidden (check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and the credentials' permissions on the bucket)"},
+		{quiet, fmt.Errorf("gcs: \"\": %w", gcsstorage.ErrBucketNotExist), "the bucket does not exist (check the bucket name in the store URL)"},
 	} {
 		if got := tc.a.describe(tc.err); got != tc.want {
 			t.Errorf("describe(%q), verbose %v = %q, want %q", tc.err, tc.a.verbose, got, tc.want)

@@ -215,3 +215,38 @@ func TestPlainURL(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainParentOfEncryptedStore pins what the guard does not cover
+// (issue 26 item 7; docs/encryption.md, "Plain stores beside encrypted
+// ones"): a plain store opened at a parent of an encrypted store's prefix
+// sees that prefix as an ordinary directory and can write plaintext into
+// it; the encrypted store never takes such an object for memory.
+func TestPlainParentOfEncryptedStore(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv(crypt.EnvIdentity, "")
+	idFile, _ := urlIdentityFile(t)
+	dir := t.TempDir()
+	enc, err := storeurl.Open(ctx, "file:"+dir+"?prefix=alice&encrypt=age&age_identity_file="+idFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blob.Close(enc)
+	run(t, enc, `{"command":"create","path":"/memories/a.md","file_text":"secret"}`)
+	parent, err := storeurl.Open(ctx, "file:"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blob.Close(parent)
+	run(t, parent, `{"command":"create","path":"/memories/alice/p.md","file_text":"plaintext"}`)
+	if got := rawContents(t, dir)["alice/p.md"]; got != "plaintext" {
+		t.Fatalf("the parent's write: %q; want the plaintext in the encrypted store's space", got)
+	}
+	h, err := memory.New(enc, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "Error: The memory storage failed: an object is not encrypted"
+	if res := h.Execute(ctx, []byte(`{"command":"view","path":"/memories/p.md"}`)); res.Text != want {
+		t.Errorf("the encrypted store's view of the plaintext object: %q, want %q", res.Text, want)
+	}
+}

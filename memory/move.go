@@ -105,7 +105,7 @@ func (h *Handler) move(ctx context.Context, src, dst string) error {
 // is left (see sweepRounds).
 func (h *Handler) moveByCopy(ctx context.Context, src, dst string) error {
 	ctx = blob.WithMove(ctx, src, dst)
-	data, info, err := h.store.Get(ctx, src, blob.MaxObjectBytes)
+	data, info, err := h.store.Get(ctx, src, h.readLimit(src))
 	switch {
 	case err == nil: // a file
 		if err := h.absentTree(ctx, dst); err != nil {
@@ -121,6 +121,14 @@ func (h *Handler) moveByCopy(ctx context.Context, src, dst string) error {
 	}
 	if len(infos) == 0 {
 		return fmt.Errorf("%q: %w", src, blob.ErrNotExist)
+	}
+	// No command reads more than the read limit: a directory holding an
+	// object over it (put there by another program) is not moved, and
+	// nothing is copied.
+	for _, info := range infos {
+		if limit := h.readLimit(info.Key); info.Size > limit {
+			return &blob.TooLargeError{Key: info.Key, Size: info.Size, Limit: limit}
+		}
 	}
 	if _, err := h.store.Stat(ctx, dst); err == nil {
 		return fmt.Errorf("%q: %w: destination exists", dst, blob.ErrPrecondition)
@@ -183,11 +191,11 @@ func (h *Handler) leftCopies(ctx context.Context, infos, existing []blob.Info, s
 
 // sameContent reports whether the objects a and b hold the same bytes.
 func (h *Handler) sameContent(ctx context.Context, a, b string) (bool, error) {
-	da, _, err := h.store.Get(ctx, a, blob.MaxObjectBytes)
+	da, _, err := h.store.Get(ctx, a, h.readLimit(a))
 	if err != nil {
 		return false, err
 	}
-	db, _, err := h.store.Get(ctx, b, blob.MaxObjectBytes)
+	db, _, err := h.store.Get(ctx, b, h.readLimit(b))
 	if errors.Is(err, blob.ErrNotExist) {
 		return false, nil
 	}
@@ -321,7 +329,7 @@ func (h *Handler) dropSource(ctx context.Context, src blob.Info, to, toVer strin
 		if !errors.Is(err, blob.ErrPrecondition) {
 			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
 		}
-		data, info, err := h.store.Get(ctx, src.Key, blob.MaxObjectBytes)
+		data, info, err := h.store.Get(ctx, src.Key, h.readLimit(src.Key))
 		if errors.Is(err, blob.ErrNotExist) {
 			return nil
 		}
@@ -348,7 +356,7 @@ func (h *Handler) sweep(ctx context.Context, src, dst string) error {
 			return err
 		}
 		for _, info := range left {
-			data, info, err := h.store.Get(ctx, info.Key, blob.MaxObjectBytes)
+			data, info, err := h.store.Get(ctx, info.Key, h.readLimit(info.Key))
 			if errors.Is(err, blob.ErrNotExist) {
 				continue
 			}

@@ -97,6 +97,12 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 		return errorResult(ErrNotFound, msgNotExist(c.oldPath))
 	case errors.Is(err, blob.ErrPrecondition):
 		return errorResult(ErrExists, msgDestExists(c.newPath))
+	case errors.Is(err, blob.ErrTooLarge):
+		path := c.oldPath
+		if tl, ok := errors.AsType[*blob.TooLargeError](err); ok && tl.Key != oldKey {
+			path = PathOf(tl.Key) // a file of the directory
+		}
+		return errorResult(ErrTooLarge, msgTooLargeToRead(path, err))
 	}
 	return h.storageFailure(ctx, c, c.oldPath, err)
 }

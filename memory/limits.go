@@ -47,3 +47,20 @@ func msgTooLargeToRead(path string, err error) string {
 	return "File " + path + " is " + itoa64(tl.Size) + " bytes, over the limit of " + itoa64(tl.Limit) +
 		" bytes that a memory command reads"
 }
+
+// ReadLimit returns the largest object a Handler over store with the
+// default Options reads: the larger of the store's file size limit
+// (blob.Limits, a URL's max_file_bytes; on a mount table the largest of
+// the mounts') and DefaultMaxImageBytes. Programs that move memory files
+// past a Handler (package transfer) read no more either.
+func ReadLimit(store blob.Store) int64 {
+	t := blob.TraitsOf(store)
+	files := t.Limits.MaxFileBytes
+	if files <= 0 {
+		files = DefaultMaxFileBytes
+	}
+	for _, m := range t.Mounts {
+		files = max(files, m.Limits.MaxFileBytes)
+	}
+	return max(files, DefaultMaxImageBytes)
+}

@@ -64,7 +64,8 @@ func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStat
 	if len(files) == 0 {
 		return CopyStats{}, ErrEmptySource
 	}
-	cp := &copier{src: src, dst: dst, overwrite: opts.Overwrite, progress: opts.Progress}
+	cp := &copier{src: src, dst: dst, srcLimit: memory.ReadLimit(src), dstLimit: memory.ReadLimit(dst),
+		overwrite: opts.Overwrite, progress: opts.Progress}
 	cp.stats.Total = len(files)
 	// The files are written past a memory.Handler: its file count is
 	// forgotten before and after, so that its next create counts them.
@@ -72,6 +73,10 @@ func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStat
 		return cp.stats, fmt.Errorf("destination: %w", err)
 	}
 	err = forEach(ctx, jobs(opts.Jobs), files, func(ctx context.Context, f memory.FileInfo) error {
+		if f.Size > cp.srcLimit {
+			cp.problem(tooLarge(f.Key, "", f.Size, cp.srcLimit, nil))
+			return nil
+		}
 		return cp.copyFile(ctx, f.Key)
 	})
 	if ferr := memory.ForgetFileCount(context.WithoutCancel(ctx), dst); ferr != nil {
@@ -116,6 +121,8 @@ func memoryFiles(ctx context.Context, s blob.Store) ([]memory.FileInfo, error) {
 // copier is the state of one Copy.
 type copier struct {
 	src, dst  blob.Store
+	srcLimit  int64 // memory.ReadLimit of each
+	dstLimit  int64
 	overwrite bool
 	progress  func(CopyStats)
 
@@ -126,9 +133,13 @@ type copier struct {
 
 // copyFile copies one file; see Copy.
 func (cp *copier) copyFile(ctx context.Context, key string) error {
-	data, _, err := cp.src.Get(ctx, key, blob.MaxObjectBytes)
+	data, _, err := cp.src.Get(ctx, key, cp.srcLimit)
 	if errors.Is(err, blob.ErrNotExist) {
 		cp.done(func(s *CopyStats) { s.Gone++ })
+		return nil
+	}
+	if errors.Is(err, blob.ErrTooLarge) {
+		cp.problem(tooLarge(key, "", -1, cp.srcLimit, err))
 		return nil
 	}
 	if err != nil {
@@ -136,9 +147,12 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 	}
 	sum := sha256.Sum256(data)
 	for range putAttempts {
-		old, info, err := cp.dst.Get(ctx, key, blob.MaxObjectBytes)
+		old, info, err := cp.dst.Get(ctx, key, cp.dstLimit)
 		cond := blob.Cond{IfAbsent: true}
 		switch {
+		case errors.Is(err, blob.ErrTooLarge):
+			cp.problem(tooLarge(key, "the destination's object ", -1, cp.dstLimit, err))
+			return nil
 		case err == nil && sha256.Sum256(old) == sum:
 			cp.done(func(s *CopyStats) { s.Skipped++ })
 			return nil
@@ -225,7 +239,15 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 		problems []Problem
 	)
 	mismatch := func(key, reason string) Problem { return Problem{Key: key, Reason: reason, Kind: ErrMismatch} }
+	srcLimit := memory.ReadLimit(src)
 	for _, f := range srcFiles {
+		if f.Size > srcLimit { // not copied, not read: one problem, as Copy's
+			problems = append(problems, tooLarge(f.Key, "", f.Size, srcLimit, nil))
+			if inDst[f.Key] {
+				stats.Extra--
+			}
+			continue
+		}
 		if inDst[f.Key] {
 			common = append(common, f.Key)
 			stats.Extra--
@@ -246,10 +268,20 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 	}
 	err = forEach(ctx, jobs(opts.Jobs), common, func(ctx context.Context, key string) error {
 		a, err := hashOf(ctx, src, key)
+		if errors.Is(err, blob.ErrTooLarge) {
+			p := tooLarge(key, "", -1, 0, err)
+			report(&p)
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("source: %w", err)
 		}
 		b, err := hashOf(ctx, dst, key)
+		if errors.Is(err, blob.ErrTooLarge) {
+			p := tooLarge(key, "the destination's object ", -1, 0, err)
+			report(&p)
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("destination: %w", err)
 		}
@@ -281,7 +313,7 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 // hashOf returns the SHA-256 of the object at key, or nil when there is
 // none.
 func hashOf(ctx context.Context, s blob.Store, key string) (*[sha256.Size]byte, error) {
-	data, _, err := s.Get(ctx, key, blob.MaxObjectBytes)
+	data, _, err := s.Get(ctx, key, memory.ReadLimit(s))
 	if errors.Is(err, blob.ErrNotExist) {
 		return nil, nil
 	}

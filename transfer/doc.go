@@ -25,7 +25,11 @@
 //     so after an interruption the same call finishes the job.
 //   - Import checks everything first: a bad name, a link, a clash with the
 //     store stops it before the first write.
-//   - Reads are bounded: no object larger than blob.MaxObjectBytes is read.
+//   - Reads are bounded: Copy, Verify and Export read no object over the
+//     read limit of its store (memory.ReadLimit: the larger of the file
+//     size and image limits, 5 MiB by default); such an object is a
+//     Problem of kind ErrTooLarge and the rest goes on. Import's input
+//     (ReadTar, ReadDir) is held in memory as given.
 //   - Every wait honours ctx; a cancelled copy returns ctx's error, and
 //     what it copied stays copied.
 //

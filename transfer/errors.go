@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/cloudmem/cloudmem/blob"
 )
 
 var (
@@ -36,14 +38,31 @@ var (
 	// ErrClash: an import's file would be a file where the store has a
 	// directory, or beneath a file of the store, or the reverse.
 	ErrClash = errors.New("transfer: clashes with the store")
+	// ErrTooLarge: the object is over the read limit (memory.ReadLimit of
+	// the store it is in): it is not read, and not moved.
+	ErrTooLarge = errors.New("transfer: over the read limit")
 )
+
+// tooLarge is the Problem of an object over its store's read limit; err
+// is the store's *blob.TooLargeError when a Get found it, else nil and
+// size says.
+func tooLarge(key, where string, size, limit int64, err error) Problem {
+	if tl, ok := errors.AsType[*blob.TooLargeError](err); ok {
+		size, limit = tl.Size, tl.Limit
+	}
+	reason := fmt.Sprintf("%sis over the limit of %d bytes that a memory command reads; not moved", where, limit)
+	if size >= 0 {
+		reason = fmt.Sprintf("%sis %d bytes, over the limit of %d bytes that a memory command reads; not moved", where, size, limit)
+	}
+	return Problem{Key: key, Reason: reason, Kind: ErrTooLarge}
+}
 
 // Problem is one file that could not be moved, or that Verify found
 // different.
 type Problem struct {
 	Key    string // the file's key (notes/a.md), or its name as the input spells it
 	Reason string // what is wrong, in a few words
-	Kind   error  // ErrDiffers, ErrConflict, ErrMismatch, ErrInvalidInput or ErrClash
+	Kind   error  // ErrDiffers, ErrConflict, ErrMismatch, ErrInvalidInput, ErrClash or ErrTooLarge
 }
 
 // String returns "KEY: REASON".

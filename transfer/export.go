@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
 )
 
 // A FileWriter receives the files of an Export. NewTarWriter and
@@ -31,18 +32,31 @@ type ExportStats struct {
 
 // Export writes every memory file of s (see the package documentation) to
 // w, in key order, each under its key, and then closes w. A file deleted
-// while the export runs is left out. On failure w is not closed, and the
-// stats count what was written before it.
+// while the export runs is left out. A file over the read limit
+// (memory.ReadLimit) is not read: it is left out too, and returned as a
+// Problem of kind ErrTooLarge in a *ProblemsError once w is closed. On
+// another failure w is not closed, and the stats count what was written
+// before it.
 func Export(ctx context.Context, s blob.Store, w FileWriter) (ExportStats, error) {
 	var stats ExportStats
 	files, err := memoryFiles(ctx, s)
 	if err != nil {
 		return stats, err
 	}
+	limit := memory.ReadLimit(s)
+	var problems []Problem
 	for _, f := range files {
-		data, info, err := s.Get(ctx, f.Key, blob.MaxObjectBytes)
+		if f.Size > limit {
+			problems = append(problems, tooLarge(f.Key, "", f.Size, limit, nil))
+			continue
+		}
+		data, info, err := s.Get(ctx, f.Key, limit)
 		if errors.Is(err, blob.ErrNotExist) {
 			continue // deleted since the listing
+		}
+		if errors.Is(err, blob.ErrTooLarge) { // grew since the listing
+			problems = append(problems, tooLarge(f.Key, "", -1, limit, err))
+			continue
 		}
 		if err != nil {
 			return stats, fmt.Errorf("reading %s: %w", f.Key, err)
@@ -53,7 +67,14 @@ func Export(ctx context.Context, s blob.Store, w FileWriter) (ExportStats, error
 		stats.Files++
 		stats.Bytes += int64(len(data))
 	}
-	return stats, w.Close()
+	if err := w.Close(); err != nil {
+		return stats, err
+	}
+	if len(problems) > 0 {
+		sortProblems(problems)
+		return stats, &ProblemsError{Problems: problems}
+	}
+	return stats, nil
 }
 
 // NewTarWriter returns a FileWriter that writes a tar stream to w: one

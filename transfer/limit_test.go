@@ -1,0 +1,80 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// getLimits is a store that records the largest Get limit asked for.
+type getLimits struct {
+	blob.Store
+	most atomic.Int64
+}
+
+func (g *getLimits) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	for m := g.most.Load(); limit > m && !g.most.CompareAndSwap(m, limit); m = g.most.Load() {
+	}
+	return g.Store.Get(ctx, key, limit)
+}
+
+// memWriter is a FileWriter that keeps what it is given.
+type memWriter struct {
+	files  map[string]string
+	closed bool
+}
+
+func (w *memWriter) WriteFile(name string, data []byte, _ time.Time) error {
+	w.files[name] = string(data)
+	return nil
+}
+
+func (w *memWriter) Close() error { w.closed = true; return nil }
+
+// TestTransferReadLimit (issue 26, item 1): Export, Copy and Verify read no
+// object over the read limit (memory.ReadLimit, here 5 MiB): one planted
+// over it is reported as a Problem of kind ErrTooLarge, with the whole
+// text, and skipped; every other file is moved.
+func TestTransferReadLimit(t *testing.T) {
+	ctx := context.Background()
+	limit := memory.ReadLimit(mem.New(nil))
+	if limit != memory.DefaultMaxImageBytes {
+		t.Fatalf("ReadLimit of a plain store = %d, want DefaultMaxImageBytes", limit)
+	}
+	big := strings.Repeat("x", int(limit)+1)
+	src := &getLimits{Store: storeWith(t, map[string]string{"a.md": "a", "big.bin": big, "z/b.md": "b"})}
+	want := "big.bin: is 5242881 bytes, over the limit of 5242880 bytes that a memory command reads; not moved"
+	check := func(what string, err error) {
+		t.Helper()
+		pe, ok := errors.AsType[*ProblemsError](err)
+		if !ok || len(pe.Problems) != 1 || pe.Problems[0].String() != want || !errors.Is(pe.Problems[0].Kind, ErrTooLarge) {
+			t.Errorf("%s: %v; want one problem %q of kind ErrTooLarge", what, err, want)
+		}
+	}
+
+	w := &memWriter{files: map[string]string{}}
+	stats, err := Export(ctx, src, w)
+	check("Export", err)
+	if !w.closed || stats.Files != 2 || !mapsEqual(w.files, map[string]string{"a.md": "a", "z/b.md": "b"}) {
+		t.Errorf("Export wrote %v (closed %v, stats %+v); want a.md and z/b.md", w.files, w.closed, stats)
+	}
+
+	dst := mem.New(nil)
+	cstats, err := Copy(ctx, src, dst, nil)
+	check("Copy", err)
+	if cstats.Copied != 2 || !mapsEqual(contents(t, dst), map[string]string{"a.md": "a", "z/b.md": "b"}) {
+		t.Errorf("Copy: %+v, destination %v; want a.md and z/b.md copied", cstats, contents(t, dst))
+	}
+	_, err = Verify(ctx, src, dst, nil)
+	check("Verify", err)
+	if m := src.most.Load(); m > limit {
+		t.Errorf("a Get asked for up to %d bytes; the read limit is %d", m, limit)
+	}
+}

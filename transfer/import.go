@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -25,14 +26,23 @@ type File struct {
 	// Invalid, when not "", says why the entry cannot be imported (a link,
 	// a device); Import refuses an input that holds one.
 	Invalid string
+	// Limit, when not 0, is the limit ReadTar or ReadDir was given, which
+	// this regular file is over: its content was not read (Data is nil),
+	// and Size is its size (-1: unknown). Import skips such a file with a
+	// Problem of kind ErrTooLarge.
+	Limit, Size int64
 }
 
 // ReadTar reads every entry of a tar stream. Regular files and directories
 // become Files; a global header (git archive writes one) is skipped; every
-// other entry becomes a File with Invalid set. The whole stream is held in
-// memory. An error is returned only when the stream itself is malformed or
+// other entry becomes a File with Invalid set. Every file of at most limit
+// bytes is held in memory; a larger one is not read (File.Size says its
+// size). A limit of 0 or less means memory.ReadLimit of a store without
+// limits of its own (5 MiB); give memory.ReadLimit of the destination. An
+// error is returned only when the stream itself is malformed or
 // unreadable.
-func ReadTar(r io.Reader) ([]File, error) {
+func ReadTar(r io.Reader, limit int64) ([]File, error) {
+	limit = importLimit(limit)
 	var files []File
 	tr := tar.NewReader(r)
 	for {
@@ -46,6 +56,10 @@ func ReadTar(r io.Reader) ([]File, error) {
 		name := strings.TrimPrefix(hdr.Name, "./")
 		switch hdr.Typeflag {
 		case tar.TypeReg:
+			if hdr.Size > limit { // not read: Next skips it
+				files = append(files, File{Name: name, Size: hdr.Size, Limit: limit})
+				continue
+			}
 			data, err := io.ReadAll(tr)
 			if err != nil {
 				return nil, fmt.Errorf("reading the tar stream: %s: %w", hdr.Name, err)
@@ -66,8 +80,10 @@ func ReadTar(r io.Reader) ([]File, error) {
 
 // ReadDir reads every regular file and directory under dir. Symbolic links
 // and other special files become Files with Invalid set; nothing outside
-// dir is read (os.Root).
-func ReadDir(dir string) ([]File, error) {
+// dir is read (os.Root). A file over limit bytes is not read, as in
+// ReadTar, whose limit it takes.
+func ReadDir(dir string, limit int64) ([]File, error) {
+	limit = importLimit(limit)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -91,9 +107,21 @@ func ReadDir(dir string) ([]File, error) {
 			files = append(files, File{Name: name, Invalid: "not a regular file"})
 			return nil
 		}
-		data, err := fs.ReadFile(fsys, name)
+		info, err := d.Info()
 		if err != nil {
 			return err
+		}
+		if info.Size() > limit {
+			files = append(files, File{Name: name, Size: info.Size(), Limit: limit})
+			return nil
+		}
+		data, err := readAtMost(fsys, name, limit)
+		if err != nil {
+			return err
+		}
+		if data == nil { // grew past the limit since it was listed
+			files = append(files, File{Name: name, Size: -1, Limit: limit})
+			return nil
 		}
 		files = append(files, File{Name: name, Data: data})
 		return nil
@@ -145,6 +173,22 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 	if opts == nil {
 		opts = &ImportOptions{}
 	}
+	// Files over the read limit are left out, and reported once the rest
+	// is imported.
+	var skipped []Problem
+	files = slices.DeleteFunc(slices.Clone(files), func(f File) bool {
+		if f.Limit != 0 && f.Data == nil && !f.Dir && f.Invalid == "" {
+			skipped = append(skipped, tooLarge(f.Name, "", f.Size, f.Limit, nil))
+			return true
+		}
+		return false
+	})
+	defer func() {
+		if err == nil && len(skipped) > 0 {
+			sortProblems(skipped)
+			err = &ProblemsError{Problems: skipped}
+		}
+	}()
 	if problems := checkInput(files); len(problems) > 0 {
 		return ImportStats{}, &ProblemsError{Problems: problems}
 	}
@@ -347,4 +391,28 @@ func fileAbove(key string, isFile map[string]bool) string {
 		}
 	}
 	return ""
+}
+
+// importLimit is the limit of ReadTar and ReadDir: limit, or when it is 0
+// or less the read limit of a store without limits of its own.
+func importLimit(limit int64) int64 {
+	if limit > 0 {
+		return limit
+	}
+	return memory.DefaultMaxImageBytes
+}
+
+// readAtMost reads the file name of fsys, or returns nil when it holds
+// more than limit bytes.
+func readAtMost(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil || int64(len(data)) > limit {
+		return nil, err
+	}
+	return data, nil
 }

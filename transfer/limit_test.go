@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -76,5 +77,49 @@ func TestTransferReadLimit(t *testing.T) {
 	check("Verify", err)
 	if m := src.most.Load(); m > limit {
 		t.Errorf("a Get asked for up to %d bytes; the read limit is %d", m, limit)
+	}
+}
+
+// TestImportReadLimit: ReadTar and ReadDir do not read a file over their
+// limit, and Import skips it with a Problem of kind ErrTooLarge after
+// importing the rest.
+func TestImportReadLimit(t *testing.T) {
+	ctx := context.Background()
+	var tarball bytes.Buffer
+	tw := NewTarWriter(&tarball)
+	dir := t.TempDir()
+	dw, err := NewDirWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []FileWriter{tw, dw} {
+		for name, data := range map[string]string{"a.md": "a", "big.bin": "0123456789"} {
+			if err := w.WriteFile(name, []byte(data), time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fromTar, err := ReadTar(&tarball, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDir, err := ReadDir(dir, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, files := range map[string][]File{"tar": fromTar, "dir": fromDir} {
+		s := mem.New(nil)
+		stats, err := Import(ctx, s, files, nil)
+		want := "big.bin: is 10 bytes, over the limit of 5 bytes that a memory command reads; not moved"
+		pe, ok := errors.AsType[*ProblemsError](err)
+		if !ok || len(pe.Problems) != 1 || pe.Problems[0].String() != want || !errors.Is(pe.Problems[0].Kind, ErrTooLarge) {
+			t.Errorf("%s: Import = %v; want one problem %q", what, err, want)
+		}
+		if stats.Written != 1 || !mapsEqual(contents(t, s), map[string]string{"a.md": "a"}) {
+			t.Errorf("%s: imported %+v, the store holds %v; want a.md alone", what, stats, contents(t, s))
+		}
 	}
 }

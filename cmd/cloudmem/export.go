@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -44,6 +45,10 @@ func newExportCmd(a *app) *cobra.Command {
 				w = d
 			}
 			stats, err := transfer.Export(cmd.Context(), store, w)
+			if pe, ok := errors.AsType[*transfer.ProblemsError](err); ok { // files over the read limit
+				return problemsFailure(pe.Problems, fmt.Sprintf("exported %s, %d bytes; %d not exported",
+					plural(stats.Files, "file"), stats.Bytes, len(pe.Problems)))
+			}
 			if err != nil {
 				return err
 			}

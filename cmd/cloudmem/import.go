@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/transfer"
 )
 
@@ -31,23 +32,27 @@ func newImportCmd(a *app) *cobra.Command {
 				files []transfer.File
 				err   error
 			)
-			if args[0] == "-" {
-				files, err = transfer.ReadTar(a.stdin)
-			} else {
-				files, err = transfer.ReadDir(args[0])
-			}
-			if err != nil {
-				return err
-			}
 			store, err := a.openStore(cmd.Context(), readWrite)
 			if err != nil {
 				return err
 			}
 			defer blob.Close(store)
+			if args[0] == "-" {
+				files, err = transfer.ReadTar(a.stdin, memory.ReadLimit(store))
+			} else {
+				files, err = transfer.ReadDir(args[0], memory.ReadLimit(store))
+			}
+			if err != nil {
+				return err
+			}
 			stats, err := transfer.Import(cmd.Context(), store, files,
 				&transfer.ImportOptions{Overwrite: overwrite})
 			if pe, ok := errors.AsType[*transfer.ProblemsError](err); ok {
-				return problemsFailure(pe.Problems, "nothing was imported")
+				if !errors.Is(pe.Problems[0].Kind, transfer.ErrTooLarge) {
+					return problemsFailure(pe.Problems, "nothing was imported")
+				}
+				return problemsFailure(pe.Problems, fmt.Sprintf("imported %s (%d new, %d replaced, %d already there); %d not imported",
+					plural(stats.New+stats.Replaced+stats.Unchanged, "file"), stats.New, stats.Replaced, stats.Unchanged, len(pe.Problems)))
 			}
 			if err != nil {
 				return fmt.Errorf("%w (%d of %s written; run import again to finish)",

@@ -4,7 +4,10 @@ import (
 	"archive/tar"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/cloudmem/cloudmem/memory"
 )
 
 // TestImportRejects checks that an input with any bad entry is refused as a
@@ -148,4 +151,21 @@ func TestImportWriteFails(t *testing.T) {
 	stream := makeTar(t, tarEntry{name: "a.md", typeflag: tar.TypeReg, content: "a"})
 	runCases(t, "mem://?readonly=true", []cliCase{{args: []string{"import", "-"}, stdin: stream, code: 1,
 		stderr: "cloudmem import: writing a.md: blob: store is read-only (0 of 1 file written; run import again to finish)\n"}})
+}
+
+// TestImportSkipsTooLarge: a tar entry over the store's read limit (the
+// larger of its file size limit and the 5 MiB image limit) is not read;
+// the rest is imported, and the command says what it left out and fails.
+func TestImportSkipsTooLarge(t *testing.T) {
+	name := storeName(t)
+	stream := makeTar(t,
+		tarEntry{name: "a.md", typeflag: tar.TypeReg, content: "a"},
+		tarEntry{name: "huge.bin", typeflag: tar.TypeReg, content: strings.Repeat("x", memory.DefaultMaxImageBytes+1)},
+	)
+	runCases(t, "shared://"+name, []cliCase{{args: []string{"import", "-"}, stdin: stream, code: 1,
+		stderr: "cloudmem import: huge.bin: is 5242881 bytes, over the limit of 5242880 bytes that a memory command reads; not moved\n" +
+			"cloudmem import: imported 1 file (1 new, 0 replaced, 0 already there); 1 not imported\n"}})
+	if got, want := contents(t, name), map[string]string{"a.md": "a"}; !equalMaps(got, want) {
+		t.Errorf("the store holds %q, want %q", got, want)
+	}
 }

@@ -20,10 +20,12 @@ import (
 // CLI's --dry-run. The writes live in memory until the store is dropped.
 //
 // It reports s's Traits (so a read-only store or mount refuses as it
-// would) and offers none of the optional capabilities, so that every move
-// and tree delete is made of the calls above. Writes of other writers to s
-// meanwhile are seen where no write through it covers them. It is safe for
-// concurrent use when s is.
+// would). It offers Renamer when s does, so that a command makes the same
+// kind of move as over s (an atomic rename reads no content; a move by
+// copy does), and no other optional capability: a tree delete is made of
+// the calls above. Writes of other writers to s meanwhile are seen where
+// no write through it covers them. It is safe for concurrent use when s
+// is.
 func DryRun(s Store) Store {
 	return &dryRun{inner: s, own: map[string]*dryEntry{}}
 }
@@ -40,6 +42,7 @@ type dryEntry struct {
 	data    []byte
 	info    Info
 	deleted bool
+	from    string // moved by Rename: the content is what key from had in the inner store
 }
 
 func (d *dryRun) Traits() Traits { return TraitsOf(d.inner) }
@@ -74,6 +77,12 @@ func (d *dryRun) Get(ctx context.Context, key string, limit int64) ([]byte, Info
 	switch {
 	case e.deleted:
 		return nil, Info{}, fmt.Errorf("blob: dry run: %q: %w", key, ErrNotExist)
+	case e.from != "":
+		data, _, err := d.inner.Get(ctx, e.from, limit)
+		if err != nil {
+			return nil, Info{}, err
+		}
+		return data, e.info, nil
 	case int64(len(e.data)) > limit:
 		return nil, Info{}, &TooLargeError{Key: key, Size: int64(len(e.data)), Limit: limit}
 	}
@@ -222,6 +231,65 @@ func (d *dryRun) List(ctx context.Context, prefix string) iter.Seq2[Info, error]
 			}
 		}
 	}
+}
+
+// Rename checks a move as s's Renamer would (src exists as a key or a
+// directory, dst exists as neither) and makes it in the dry run's own
+// entries, reading no content; errors.ErrUnsupported when s has no
+// Renamer, so that the caller moves by copying.
+func (d *dryRun) Rename(ctx context.Context, src, dst string) error {
+	if _, ok := d.inner.(Renamer); !ok {
+		return fmt.Errorf("blob: dry run: %w", errors.ErrUnsupported)
+	}
+	if err := begin(ctx); err != nil {
+		return err
+	}
+	if IsReadOnly(d.inner) {
+		return fmt.Errorf("blob: dry run: %q: %w", src, ErrReadOnly)
+	}
+	if err := CheckKey(src); err != nil {
+		return err
+	}
+	if err := CheckKey(dst); err != nil {
+		return err
+	}
+	if dst == src || strings.HasPrefix(dst, src+"/") {
+		return fmt.Errorf("blob: dry run: rename %q to %q: %w", src, dst, ErrInvalidKey)
+	}
+	var moved []Info
+	if info, err := d.Stat(ctx, src); err == nil {
+		moved = []Info{info}
+	} else if !errors.Is(err, ErrNotExist) {
+		return err
+	} else if moved, err = ListAll(ctx, d, src+"/"); err != nil {
+		return err
+	} else if len(moved) == 0 {
+		return fmt.Errorf("blob: dry run: %q: %w", src, ErrNotExist)
+	}
+	if _, err := d.Stat(ctx, dst); err == nil {
+		return fmt.Errorf("blob: dry run: %q: %w", dst, ErrPrecondition)
+	} else if !errors.Is(err, ErrNotExist) {
+		return err
+	}
+	if under, err := ListAll(ctx, d, dst+"/"); err != nil {
+		return err
+	} else if len(under) > 0 {
+		return fmt.Errorf("blob: dry run: %q: %w", dst, ErrPrecondition)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, info := range moved {
+		to := dst + info.Key[len(src):]
+		e := &dryEntry{from: info.Key}
+		if own, ok := d.own[info.Key]; ok { // written through the dry run: its own content
+			e = &dryEntry{data: own.data, from: own.from}
+		}
+		d.n++
+		e.info = Info{Key: to, Size: info.Size, Version: "dry-run-" + strconv.Itoa(d.n), Modified: time.Now()}
+		d.own[to] = e
+		d.own[info.Key] = &dryEntry{deleted: true}
+	}
+	return nil
 }
 
 // Close closes s.

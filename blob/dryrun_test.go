@@ -89,3 +89,58 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestDryRunRename: over a store with Renamer the dry run renames in its
+// own entries, with the Renamer's checks, reading no content; the store
+// beneath keeps its keys.
+func TestDryRunRename(t *testing.T) {
+	ctx := t.Context()
+	inner := mem.New(nil)
+	for k, v := range map[string]string{"d/a": "a", "d/sub/b": "b", "x": "x"} {
+		if _, err := inner.Put(ctx, k, []byte(v), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := blob.DryRun(inner)
+	r, ok := d.(blob.Renamer)
+	if !ok {
+		t.Fatal("a dry run over a Renamer offers no Rename")
+	}
+	if err := r.Rename(ctx, "d", "x"); !errors.Is(err, blob.ErrPrecondition) {
+		t.Errorf("Rename onto a key: %v, want ErrPrecondition", err)
+	}
+	if err := r.Rename(ctx, "nothing", "y"); !errors.Is(err, blob.ErrNotExist) {
+		t.Errorf("Rename of nothing: %v, want ErrNotExist", err)
+	}
+	if err := r.Rename(ctx, "d", "d/in"); !errors.Is(err, blob.ErrInvalidKey) {
+		t.Errorf("Rename into itself: %v, want ErrInvalidKey", err)
+	}
+	if err := r.Rename(ctx, "d", "e"); err != nil {
+		t.Fatal(err)
+	}
+	tree := func(s blob.Store) map[string]string {
+		out := map[string]string{}
+		for info, err := range s.List(ctx, "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _, err := s.Get(ctx, info.Key, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[info.Key] = string(data)
+		}
+		return out
+	}
+	if got, want := tree(d), map[string]string{"e/a": "a", "e/sub/b": "b", "x": "x"}; !equalMaps(got, want) {
+		t.Errorf("through the dry run: %v, want %v", got, want)
+	}
+	if got, want := tree(inner), map[string]string{"d/a": "a", "d/sub/b": "b", "x": "x"}; !equalMaps(got, want) {
+		t.Errorf("the store beneath: %v, want %v", got, want)
+	}
+	if _, ok := blob.DryRun(plain{inner}).(blob.Renamer); ok {
+		if err := blob.DryRun(plain{inner}).(blob.Renamer).Rename(ctx, "d", "f"); !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("Rename over a store without Renamer: %v, want errors.ErrUnsupported", err)
+		}
+	}
+}

@@ -386,7 +386,7 @@ func (p *parser) expand(n *yaml.Node) (string, error) {
 			}
 			whole := b.Len() == 0 && i == 0 && end == len(s)-1
 			if !whole && reshapes(b.String(), v, s[i+end+1:]) {
-				return "", p.errorf(n, "${%s} holds a character that would change the URL around it (?, #, & or @, or : or / in the host); "+
+				return "", p.errorf(n, "${%s} holds a character that would change the URL around it (?, #, & or @; / in the host; : in the user); "+
 					"percent-encode it in the variable, or put the whole URL in one variable", name)
 			}
 			b.WriteString(v)
@@ -402,22 +402,30 @@ func (p *parser) expand(n *yaml.Node) (string, error) {
 // before and after in a URL, would change the URL's structure instead of
 // filling a part of it: a '?', '#', '&' or '@' anywhere (a new query, a
 // fragment, a parameter, a user), a '/' in the authority (the end of the
-// host) and a ':' in its host part (another port). A variable that is the
-// whole value may be a whole URL.
+// host), and a ':' in the user name (where the password starts) or before
+// the scheme's "://". A ':' in the host (a port, an IPv6 address) or in a
+// password fills that part. A variable that is the whole value may be a
+// whole URL.
 func reshapes(before, v, after string) bool {
 	if strings.ContainsAny(v, "?#&@") {
 		return true
 	}
 	i := strings.Index(before, "://")
-	if i < 0 || strings.ContainsAny(before[i+3:], "/?#") {
-		return false // not in an authority
+	if i < 0 {
+		// before the scheme ends (or in a URL without an authority): the
+		// value could write the scheme and a host of its own
+		return !strings.Contains(before, ":") && strings.ContainsAny(v, ":/")
 	}
-	rest, _, _ := strings.Cut(after, "/")
-	inUserinfo := !strings.Contains(before[i+3:], "@") && strings.Contains(rest, "@")
-	if inUserinfo {
-		return strings.Contains(v, "/")
+	auth := before[i+3:]
+	if strings.ContainsAny(auth, "/?#") {
+		return false // in the path or the query
 	}
-	return strings.ContainsAny(v, ":/")
+	rest := after
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	inUser := !strings.Contains(auth, "@") && !strings.Contains(auth, ":") && strings.Contains(rest, "@")
+	return strings.Contains(v, "/") || inUser && strings.Contains(v, ":")
 }
 
 // store parses one store: a URL, or a mapping.

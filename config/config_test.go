@@ -243,10 +243,11 @@ func errText(err error) string {
 // names the variable, never its value. A variable that is the whole URL, a
 // password with ':' and a path with '/' are fine.
 func TestVariableShape(t *testing.T) {
-	const reshaped = "c.yaml:%d: ${%s} holds a character that would change the URL around it (?, #, & or @, or : or / in the host); " +
+	const reshaped = "c.yaml:%d: ${%s} holds a character that would change the URL around it (?, #, & or @; / in the host; : in the user); " +
 		"percent-encode it in the variable, or put the whole URL in one variable"
-	vars := env(map[string]string{"TEAM": "alice&history=on", "EVIL": "x&endpoint=http://evil", "HOST": "h:99",
-		"PASS": "p:w", "DIR": "a/b", "WHOLE": "s3://b/p?region=eu&x=1", "AT": "u@v", "FRAG": "a#b"})
+	vars := env(map[string]string{"TEAM": "alice&history=on", "EVIL": "x&endpoint=http://evil", "HOST": "h/evil",
+		"PASS": "p:w", "DIR": "a/b", "WHOLE": "s3://b/p?region=eu&x=1", "AT": "u@v", "FRAG": "a#b",
+		"HOSTPORT": "h:99", "V6": "[::1]", "USER": "a:b", "SCHEME": "s3://attacker"})
 	file := `stores:
   query: file:///m?prefix=${TEAM}
   region: s3://b/p?region=${EVIL}
@@ -256,6 +257,11 @@ func TestVariableShape(t *testing.T) {
   pass: redis://u:${PASS}@h/0
   dir: s3://b/${DIR}?region=eu
   whole: ${WHOLE}
+  hostport: redis://${HOSTPORT}/0
+  v6: redis://${V6}:6379/0
+  userpart: redis://${USER}:pw@h/0
+  scheme: ${SCHEME}/p
+  queryat: redis://${HOSTPORT}/0?x=a@b
 `
 	c, err := Parse("c.yaml", []byte(file), vars)
 	if err != nil {
@@ -270,6 +276,11 @@ func TestVariableShape(t *testing.T) {
 		{"pass", "redis://u:p:w@h/0"},
 		{"dir", "s3://b/a/b?region=eu"},
 		{"whole", "s3://b/p?region=eu&x=1"},
+		{"hostport", "redis://h:99/0"},
+		{"v6", "redis://[::1]:6379/0"},
+		{"userpart", fmt.Sprintf(reshaped, 12, "USER")},
+		{"scheme", fmt.Sprintf(reshaped, 13, "SCHEME")},
+		{"queryat", "redis://h:99/0?x=a@b"},
 	} {
 		st, err := c.Store(tc.name)
 		got := st.URL

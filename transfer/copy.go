@@ -64,7 +64,10 @@ func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStat
 	if len(files) == 0 {
 		return CopyStats{}, ErrEmptySource
 	}
-	cp := &copier{src: src, dst: dst, srcLimit: memory.ReadLimit(src), dstLimit: memory.ReadLimit(dst),
+	// The destination is read up to the larger limit: a file the source
+	// allows, once copied, is compared (and skipped) on the next run.
+	srcLimit := memory.ReadLimit(src)
+	cp := &copier{src: src, dst: dst, srcLimit: srcLimit, dstLimit: max(srcLimit, memory.ReadLimit(dst)),
 		overwrite: opts.Overwrite, progress: opts.Progress}
 	cp.stats.Total = len(files)
 	// The files are written past a memory.Handler: its file count is
@@ -276,7 +279,7 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 		if err != nil {
 			return fmt.Errorf("source: %w", err)
 		}
-		b, err := hashOf(ctx, dst, key)
+		b, err := hashOfLimit(ctx, dst, key, max(srcLimit, memory.ReadLimit(dst)))
 		if errors.Is(err, blob.ErrTooLarge) {
 			p := tooLarge(key, "the destination's object ", -1, 0, err)
 			report(&p)
@@ -313,7 +316,12 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 // hashOf returns the SHA-256 of the object at key, or nil when there is
 // none.
 func hashOf(ctx context.Context, s blob.Store, key string) (*[sha256.Size]byte, error) {
-	data, _, err := s.Get(ctx, key, memory.ReadLimit(s))
+	return hashOfLimit(ctx, s, key, memory.ReadLimit(s))
+}
+
+// hashOfLimit is hashOf reading at most limit bytes.
+func hashOfLimit(ctx context.Context, s blob.Store, key string, limit int64) (*[sha256.Size]byte, error) {
+	data, _, err := s.Get(ctx, key, limit)
 	if errors.Is(err, blob.ErrNotExist) {
 		return nil, nil
 	}

@@ -28,8 +28,9 @@
 //   - Reads are bounded: Copy, Verify and Export read no object over the
 //     read limit of its store (memory.ReadLimit: the larger of the file
 //     size and image limits, 5 MiB by default); such an object is a
-//     Problem of kind ErrTooLarge and the rest goes on. Import's input
-//     (ReadTar, ReadDir) is held in memory as given.
+//     Problem of kind ErrTooLarge and the rest goes on. ReadTar and ReadDir
+//     leave a file over their limit unread, and Import skips it the same
+//     way; the files they read are held in memory together.
 //   - Every wait honours ctx; a cancelled copy returns ctx's error, and
 //     what it copied stays copied.
 //

@@ -183,10 +183,10 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 		}
 		return false
 	})
-	defer func() {
-		if err == nil && len(skipped) > 0 {
+	defer func() { // after every other deferred call: the skipped files are always said
+		if len(skipped) > 0 {
 			sortProblems(skipped)
-			err = &ProblemsError{Problems: skipped}
+			err = errors.Join(err, &ProblemsError{Problems: skipped})
 		}
 	}()
 	if problems := checkInput(files); len(problems) > 0 {

@@ -337,20 +337,25 @@ func maskURL(raw string) string {
 	if !hasScheme(raw) {
 		return raw
 	}
-	head, query, hasQuery := strings.Cut(raw, "?")
-	if i := strings.Index(head, "://"); i >= 0 {
-		auth := head[i+3:]
-		if end := strings.IndexByte(auth, '/'); end >= 0 {
-			auth = auth[:end]
+	// The userinfo ends at the last '@' before the query: a password may
+	// hold '/' (AWS secrets do). When the URL does not parse, a '@' after a
+	// '?' may end it too (a password with '?'): mask up to the last '@',
+	// which may hide more than the userinfo, never less.
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest := raw[i+3:]
+		at := strings.LastIndexByte(rest[:indexOr(rest, "?#")], '@')
+		if _, err := url.Parse(raw); err != nil && at < 0 {
+			at = strings.LastIndexByte(rest, '@')
 		}
-		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		if at >= 0 {
 			masked := "***"
-			if user, _, ok := strings.Cut(auth[:at], ":"); ok {
+			if user, _, ok := strings.Cut(rest[:at], ":"); ok && !strings.ContainsAny(user, "/?#") {
 				masked = user + ":***"
 			}
-			head = head[:i+3] + masked + head[i+3+at:]
+			raw = raw[:i+3] + masked + rest[at:]
 		}
 	}
+	head, query, hasQuery := strings.Cut(raw, "?")
 	if !hasQuery {
 		return head
 	}
@@ -362,6 +367,14 @@ func maskURL(raw string) string {
 		}
 	}
 	return head + "?" + strings.Join(parts, "&")
+}
+
+// indexOr returns the index of the first of chars in s, or len(s).
+func indexOr(s, chars string) int {
+	if i := strings.IndexAny(s, chars); i >= 0 {
+		return i
+	}
+	return len(s)
 }
 
 // maskStore is maskURL for what names a store: a URL, or a mount table's

@@ -226,6 +226,9 @@ func TestMaskURL(t *testing.T) {
 		"redis://:p%zzw4@host/0":                 "redis://:***@host/0",
 		"redis://u:p@ss@host/0?x=1":              "redis://u:***@host/0?x=1",
 		"redis://h/0?pass%zz=1&key=2":            "redis://h/0?pass%zz=***&key=***",
+		"s3://AKIA:abc/def@host/b":               "s3://AKIA:***@host/b",
+		"redis://:pa?ss@host/0":                  "redis://:***@host/0",
+		"s3://b/p?x=a@b":                         "s3://b/p?x=a@b",
 	} {
 		if got := maskURL(raw); got != want {
 			t.Errorf("maskURL(%q) = %q, want %q", raw, got, want)

@@ -123,3 +123,31 @@ func TestURLLimits(t *testing.T) {
 		t.Errorf("the refused URL left %s (%v)", bad, err)
 	}
 }
+
+// TestDryRunRenameLikeTheRealOne: on a store that renames atomically (the
+// file store) a directory holding a file over the read limit moves, and
+// its dry run says so instead of refusing what the real run does.
+func TestDryRunRenameLikeTheRealOne(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d", "big.bin"), make([]byte, 6<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mv", "--dry-run", "d", "e"}, "would rename /memories/d to /memories/e\n"},
+		{[]string{"mv", "d", "e"}, "Successfully renamed /memories/d to /memories/e\n"},
+	} {
+		code, stdout, stderr := cloudmem(append(tc.args, "--store", dir), "", nil)
+		if code != 0 || stdout != tc.want || stderr != "" {
+			t.Errorf("%q = %d\nstdout: %q\nstderr: %q\nwant 0 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "e", "big.bin")); err != nil {
+		t.Errorf("after mv: %v", err)
+	}
+}

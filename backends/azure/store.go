@@ -208,8 +208,15 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	// The condition failed, or so the service says: an SDK retry of a
 	// request whose first attempt landed fails its condition against our
 	// own write. The write id tells ours from a rival's.
-	if info, owner, perr := s.properties(ctx, key, name); perr == nil && owner == id {
+	info, owner, perr := s.properties(ctx, key, name)
+	switch {
+	case perr == nil && owner == id:
 		return info, nil
+	case perr != nil && !errors.Is(perr, blob.ErrNotExist):
+		// Which write landed is unknown: reporting a conflict would make
+		// the caller re-apply a change that may be there already (an insert
+		// landed twice under a connection cut mid-answer, TestNetworkFaults).
+		return blob.Info{}, fmt.Errorf("azure: %q: the write's outcome is unknown (its condition failed and the check of the blob failed too): %w", key, perr)
 	}
 	return blob.Info{}, preconditionErr(key, err)
 }

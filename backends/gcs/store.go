@@ -221,8 +221,14 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	// The condition failed, or the library retried a write whose first
 	// attempt landed and the retry failed the condition against our own
 	// object. The write id tells ours from a rival's.
-	if cur, aerr := obj.Attrs(ctx); aerr == nil && cur.Metadata[metaWriteID] == id {
+	cur, aerr := obj.Attrs(ctx)
+	switch {
+	case aerr == nil && cur.Metadata[metaWriteID] == id:
 		return newInfo(key, cur), nil
+	case aerr != nil && !errors.Is(aerr, storage.ErrObjectNotExist):
+		// Which write landed is unknown: reporting a conflict would make
+		// the caller re-apply a change that may be there already.
+		return blob.Info{}, fmt.Errorf("gcs: %q: the write's outcome is unknown (its condition failed and the check of the object failed too): %w", key, mapErr(key, aerr))
 	}
 	return blob.Info{}, mapErr(key, err)
 }

@@ -196,8 +196,14 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	// a second 409. If the SDK retried a request whose first attempt
 	// landed, it failed against our own write; the write id tells ours
 	// from a rival's.
-	if info, herr := s.head(ctx, key, k); herr == nil && writeIDOf(info.Version) == id {
+	info, herr := s.head(ctx, key, k)
+	switch {
+	case herr == nil && writeIDOf(info.Version) == id:
 		return info, nil
+	case herr != nil && !errors.Is(herr, blob.ErrNotExist):
+		// Which write landed is unknown: reporting a conflict would make
+		// the caller re-apply a change that may be there already.
+		return blob.Info{}, fmt.Errorf("s3: %q: the write's outcome is unknown (its condition failed and the check of the object failed too): %w", key, herr)
 	}
 	return blob.Info{}, fmt.Errorf("s3: %q: %w: %w", key, blob.ErrPrecondition, err)
 }

@@ -23,40 +23,46 @@ func init() { register(newCopyCmd) }
 // transfer.Verify.
 func newCopyCmd(a *app) *cobra.Command {
 	var (
-		jobs      int
-		overwrite bool
+		jobs              int
+		overwrite, dryRun bool
 	)
 	cmd := &cobra.Command{
-		Use:   "copy SRC_URL DST_URL [--jobs N] [--overwrite]",
+		Use:   "copy SRC_URL DST_URL [--jobs N] [--overwrite] [--dry-run]",
 		Short: "Copy a whole store to another store, and verify the copy",
 		Long: "Copies every file of the store SRC_URL to the store DST_URL (any two store URLs: a directory\n" +
 			"to a bucket, a plain store into an encrypted one), then reads both back and compares the\n" +
 			"SHA-256 of every file. A file DST already holds with the same content is skipped, so an\n" +
 			"interrupted copy can be run again; one with other content is an error unless --overwrite.\n" +
 			"Each store's own bookkeeping (.cloudmem/, such as an encryption key) is not copied.\n" +
-			"Exit status 1 when a file could not be copied or the verification finds a difference.",
+			"Exit status 1 when a file could not be copied or the verification finds a difference.\n" +
+			"--dry-run makes every check of the copy, prints what it would copy and changes nothing.",
 		Args: positional("SRC_URL", "DST_URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if jobs < 1 {
 				return usageErrorf("--jobs %d: want 1 or more", jobs)
 			}
-			return a.copy(cmd.Context(), args[0], args[1], jobs, overwrite)
+			return a.copy(cmd.Context(), args[0], args[1], jobs, overwrite, dryRun)
 		},
 	}
 	cmd.Flags().IntVar(&jobs, "jobs", transfer.DefaultJobs, "copy `N` files at a time")
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace files DST holds with other content")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be copied and change nothing")
 	return cmd
 }
 
 // copy copies the store srcURL to dstURL with transfer.Copy, then checks
 // the copy with transfer.Verify, printing the counts.
-func (a *app) copy(ctx context.Context, srcURL, dstURL string, jobs int, overwrite bool) error {
+func (a *app) copy(ctx context.Context, srcURL, dstURL string, jobs int, overwrite, dryRun bool) error {
 	src, err := a.openURL(ctx, srcURL, readOnly)
 	if err != nil {
 		return fmt.Errorf("SRC: %w", err)
 	}
 	defer blob.Close(src)
-	dst, err := a.openURL(ctx, dstURL, readWrite)
+	acc := readWrite
+	if dryRun {
+		acc = dryRunAccess // the copy is made in the dry run's memory; nothing reaches DST
+	}
+	dst, err := a.openURL(ctx, dstURL, acc)
 	if err != nil {
 		return fmt.Errorf("DST: %w", err)
 	}
@@ -73,11 +79,18 @@ func (a *app) copy(ctx context.Context, srcURL, dstURL string, jobs int, overwri
 	switch pe, ok := errors.AsType[*transfer.ProblemsError](err); {
 	case errors.Is(err, transfer.ErrEmptySource):
 		return errors.New("SRC holds no memory file: nothing to copy (check SRC_URL)")
+	case ok && dryRun:
+		return problemsFailure(pe.Problems,
+			fmt.Sprintf("%d of %d files would not be copied (%d would be copied, %d skipped)", len(pe.Problems), stats.Total, stats.Copied, stats.Skipped))
 	case ok:
 		return problemsFailure(pe.Problems,
 			fmt.Sprintf("%d of %d files were not copied (%d copied, %d skipped)", len(pe.Problems), stats.Total, stats.Copied, stats.Skipped))
 	case err != nil:
 		return srcDst(err, "", fmt.Sprintf(" (%s copied; run copy again to finish)", plural(stats.Copied, "file")))
+	}
+	if dryRun {
+		_, err := fmt.Fprintf(a.stdout, "would copy %s, skip %d that DST already holds\n", plural(stats.Copied, "file"), stats.Skipped)
+		return err
 	}
 	fmt.Fprintf(a.stdout, "copied %s, skipped %d that DST already held\n", plural(stats.Copied, "file"), stats.Skipped)
 

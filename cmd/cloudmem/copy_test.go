@@ -1,8 +1,11 @@
 package main
 
 import (
+	"archive/tar"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,5 +184,35 @@ func TestEncryptedStore(t *testing.T) {
 	want := maps(files, map[string]string{"plan.md": secret})
 	if got := contents(t, backName); !equalMaps(got, want) {
 		t.Errorf("the copy out of the encrypted store holds %d files, want %d, the same", len(got), len(want))
+	}
+}
+
+// TestCopyImportDryRun: copy --dry-run and import --dry-run make the real
+// run's checks (a file DST holds with other content), say what they would
+// write, and change nothing; a missing local directory is not created.
+func TestCopyImportDryRun(t *testing.T) {
+	src := seed(t, storeName(t)+"-src", map[string]string{"a.md": "new", "b.md": "b", "c.md": "c"})
+	dstName := storeName(t) + "-dst"
+	dst := seed(t, dstName, map[string]string{"a.md": "old", "c.md": "c"})
+	missing := filepath.Join(t.TempDir(), "new")
+	tarball := makeTar(t, tarEntry{name: "x.md", typeflag: tar.TypeReg, content: "x"}, tarEntry{name: "c.md", typeflag: tar.TypeReg, content: "c"})
+	for _, tc := range []cliCase{
+		{args: []string{"copy", "--dry-run", src, dst}, code: 1, stderr: `cloudmem copy: a.md: the destination holds other content (--overwrite replaces it)
+cloudmem copy: 1 of 3 files would not be copied (1 would be copied, 1 skipped)
+`},
+		{args: []string{"copy", "--dry-run", "--overwrite", src, dst}, stdout: "would copy 2 files, skip 1 that DST already holds\n"},
+		{args: []string{"copy", "--dry-run", src, missing}, stdout: "would copy 3 files, skip 0 that DST already holds\n"},
+		{args: []string{"import", "--dry-run", "-", "--store", dst}, stdin: tarball, stdout: "would import 2 files (1 new, 0 replaced, 1 already there)\n"},
+	} {
+		code, stdout, stderr := cloudmem(tc.args, tc.stdin, nil)
+		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+			t.Errorf("cloudmem %q = %d\nstdout:\n%s\nstderr:\n%s\nwant %d\nstdout:\n%s\nstderr:\n%s", tc.args, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+	if got, want := contents(t, dstName), map[string]string{"a.md": "old", "c.md": "c"}; !equalMaps(got, want) {
+		t.Errorf("DST holds %q after the dry runs, want %q", got, want)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dry run made %s (%v)", missing, err)
 	}
 }

@@ -2,6 +2,7 @@ package blob_test
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
@@ -52,24 +53,10 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if err := d.Delete(ctx, "zz", blob.Cond{}); !errors.Is(err, blob.ErrNotExist) {
 		t.Errorf("a delete of nothing: %v, want ErrNotExist", err)
 	}
-	tree := func(s blob.Store) map[string]string {
-		out := map[string]string{}
-		for info, err := range s.List(ctx, "") {
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, _, err := s.Get(ctx, info.Key, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[info.Key] = string(data)
-		}
-		return out
-	}
-	if got, want := tree(d), map[string]string{"a": "new a", "b": "b"}; !equalMaps(got, want) {
+	if got, want := dryTree(t, d), map[string]string{"a": "new a", "b": "b"}; !maps.Equal(got, want) {
 		t.Errorf("through the dry run: %v, want %v", got, want)
 	}
-	if got, want := tree(inner), map[string]string{"a": "a", "c": "c"}; !equalMaps(got, want) {
+	if got, want := dryTree(t, inner), map[string]string{"a": "a", "c": "c"}; !maps.Equal(got, want) {
 		t.Errorf("the store beneath: %v, want %v", got, want)
 	}
 	ro := blob.DryRun(blob.ReadOnly(inner))
@@ -78,69 +65,19 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-// TestDryRunRename: over a store with Renamer the dry run renames in its
-// own entries, with the Renamer's checks, reading no content; the store
-// beneath keeps its keys.
-func TestDryRunRename(t *testing.T) {
-	ctx := t.Context()
-	inner := mem.New(nil)
-	for k, v := range map[string]string{"d/a": "a", "d/sub/b": "b", "x": "x"} {
-		if _, err := inner.Put(ctx, k, []byte(v), blob.Cond{}); err != nil {
+// dryTree returns every key of s and its content.
+func dryTree(t *testing.T, s blob.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for info, err := range s.List(t.Context(), "") {
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	d := blob.DryRun(inner)
-	r, ok := d.(blob.Renamer)
-	if !ok {
-		t.Fatal("a dry run over a Renamer offers no Rename")
-	}
-	if err := r.Rename(ctx, "d", "x"); !errors.Is(err, blob.ErrPrecondition) {
-		t.Errorf("Rename onto a key: %v, want ErrPrecondition", err)
-	}
-	if err := r.Rename(ctx, "nothing", "y"); !errors.Is(err, blob.ErrNotExist) {
-		t.Errorf("Rename of nothing: %v, want ErrNotExist", err)
-	}
-	if err := r.Rename(ctx, "d", "d/in"); !errors.Is(err, blob.ErrInvalidKey) {
-		t.Errorf("Rename into itself: %v, want ErrInvalidKey", err)
-	}
-	if err := r.Rename(ctx, "d", "e"); err != nil {
-		t.Fatal(err)
-	}
-	tree := func(s blob.Store) map[string]string {
-		out := map[string]string{}
-		for info, err := range s.List(ctx, "") {
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, _, err := s.Get(ctx, info.Key, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[info.Key] = string(data)
+		data, _, err := s.Get(t.Context(), info.Key, 100)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return out
+		out[info.Key] = string(data)
 	}
-	if got, want := tree(d), map[string]string{"e/a": "a", "e/sub/b": "b", "x": "x"}; !equalMaps(got, want) {
-		t.Errorf("through the dry run: %v, want %v", got, want)
-	}
-	if got, want := tree(inner), map[string]string{"d/a": "a", "d/sub/b": "b", "x": "x"}; !equalMaps(got, want) {
-		t.Errorf("the store beneath: %v, want %v", got, want)
-	}
-	if _, ok := blob.DryRun(plain{inner}).(blob.Renamer); ok {
-		if err := blob.DryRun(plain{inner}).(blob.Renamer).Rename(ctx, "d", "f"); !errors.Is(err, errors.ErrUnsupported) {
-			t.Errorf("Rename over a store without Renamer: %v, want errors.ErrUnsupported", err)
-		}
-	}
+	return out
 }

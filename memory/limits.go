@@ -49,11 +49,16 @@ func msgTooLargeToRead(path string, err error) string {
 }
 
 // ReadLimit returns the largest object a Handler over store with the
-// default Options reads: the larger of the store's file size limit
-// (blob.Limits, a URL's max_file_bytes; on a mount table the largest of
-// the mounts') and DefaultMaxImageBytes. Programs that move memory files
-// past a Handler (package transfer) read no more either.
-func ReadLimit(store blob.Store) int64 {
+// default Options reads: the larger of FileBytesLimit(store) and
+// DefaultMaxImageBytes. Programs that move memory files past a Handler
+// (package transfer) read no more either.
+func ReadLimit(store blob.Store) int64 { return max(FileBytesLimit(store), DefaultMaxImageBytes) }
+
+// FileBytesLimit returns the largest memory file a Handler over store with
+// the default Options accepts anywhere in it: the store's file size limit
+// (blob.Limits, a URL's max_file_bytes; on a mount table the largest of the
+// mounts'), else DefaultMaxFileBytes.
+func FileBytesLimit(store blob.Store) int64 {
 	t := blob.TraitsOf(store)
 	files := t.Limits.MaxFileBytes
 	if files <= 0 {
@@ -62,5 +67,5 @@ func ReadLimit(store blob.Store) int64 {
 	for _, m := range t.Mounts {
 		files = max(files, m.Limits.MaxFileBytes)
 	}
-	return max(files, DefaultMaxImageBytes)
+	return files
 }

@@ -120,7 +120,7 @@ func New(store blob.Store, opts *Options) *Index {
 		o = *opts
 	}
 	if o.MaxFileBytes <= 0 {
-		o.MaxFileBytes = readLimit(store)
+		o.MaxFileBytes = memory.FileBytesLimit(store)
 	}
 	if o.MaxAge == 0 {
 		o.MaxAge = DefaultMaxAge
@@ -130,21 +130,6 @@ func New(store blob.Store, opts *Options) *Index {
 	}
 	return &Index{store: store, limit: o.MaxFileBytes, maxAge: o.MaxAge, parallel: o.Parallel,
 		seen: map[string]string{}, dirty: map[string]struct{}{}, p: newPostings()}
-}
-
-// readLimit is the largest file the memory tool accepts in store: its
-// limit (blob.Limits, a URL's max_file_bytes), on a mount table the
-// largest of the mounts', else memory.DefaultMaxFileBytes.
-func readLimit(store blob.Store) int64 {
-	t := blob.TraitsOf(store)
-	limit := t.Limits.MaxFileBytes
-	if limit <= 0 {
-		limit = memory.DefaultMaxFileBytes
-	}
-	for _, m := range t.Mounts {
-		limit = max(limit, m.Limits.MaxFileBytes)
-	}
-	return limit
 }
 
 // Changed tells the index that the files at these keys (or the trees

@@ -107,7 +107,11 @@ func TestParseIdentities(t *testing.T) {
 	if len(ids) != 2 || ids[0].(*age.X25519Identity).String() != x.secret || ids[1].(*age.HybridIdentity).String() != pq.secret {
 		t.Fatal("ParseIdentities returned other identities")
 	}
-	damaged := x.secret[:20] + "Z" + x.secret[21:]
+	swap := "Z" // a character of the key's alphabet other than the one it replaces
+	if x.secret[20] == 'Z' {
+		swap = "Q"
+	}
+	damaged := x.secret[:20] + swap + x.secret[21:]
 	for _, tc := range []struct{ text, want string }{
 		{"", "crypt: no age identity found"},
 		{"# only a comment\n", "crypt: no age identity found"},

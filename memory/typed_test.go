@@ -102,7 +102,7 @@ func TestTypedMatchesExecute(t *testing.T) {
 			continue
 		}
 		compared++
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(withoutCause(got), withoutCause(want)) {
 			t.Errorf("%s: typed call\n got %+v (Err %v)\nwant %+v (Err %v)", c.Name, got, got.Err, want, want.Err)
 		}
 	}
@@ -337,4 +337,17 @@ func storeContents(t *testing.T, s blob.Store) map[string]string {
 		out[info.Key] = string(data)
 	}
 	return out
+}
+
+// withoutCause returns r with its Err's Cause left out: the storage error
+// behind a failed directory move depends on which of its calls, made 16 at
+// once, failed first.
+func withoutCause(r memory.Result) memory.Result {
+	var e *memory.Error
+	if errors.As(r.Err, &e) {
+		c := *e
+		c.Cause = nil
+		r.Err = &c
+	}
+	return r
 }

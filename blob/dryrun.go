@@ -45,7 +45,11 @@ type dryEntry struct {
 	from    string // moved by Rename: the content is what key from had in the inner store
 }
 
-func (d *dryRun) Traits() Traits { return TraitsOf(d.inner) }
+func (d *dryRun) Traits() Traits {
+	t := TraitsOf(d.inner)
+	t.ExclusiveNames = false // the writes it keeps to itself are not checked so
+	return t
+}
 
 // entry returns the write through d that covers key, if any. d.mu is held.
 func (d *dryRun) entry(key string) (*dryEntry, bool) {

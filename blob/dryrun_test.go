@@ -81,3 +81,22 @@ func dryTree(t *testing.T, s blob.Store) map[string]string {
 	}
 	return out
 }
+
+// exclusive is a store that says it keeps a name from being both a file
+// and a directory.
+type exclusive struct{ blob.Store }
+
+func (exclusive) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true}
+}
+
+// A dry run keeps its writes to itself, where nothing refuses a file and
+// a directory of one name: it does not pass ExclusiveNames on.
+func TestDryRunNamesNotExclusive(t *testing.T) {
+	if !blob.TraitsOf(exclusive{mem.New(nil)}).ExclusiveNames {
+		t.Fatal("the inner store does not say ExclusiveNames")
+	}
+	if blob.TraitsOf(blob.DryRun(exclusive{mem.New(nil)})).ExclusiveNames {
+		t.Error("a dry run says ExclusiveNames")
+	}
+}

@@ -28,6 +28,17 @@ type Traits struct {
 	// has learnt what its server is (an S3 store, from its first
 	// response), never back.
 	HidesUnderObjects bool
+	// ExclusiveNames: the store itself keeps a name from being both an
+	// object and a prefix of other keys: a Put of "a/b" while "a" exists,
+	// or of "a" while "a/b" does, fails with ErrPrecondition and changes
+	// nothing, however the writes race (a file system does). The memory
+	// handler then makes no look of its own after a create.
+	ExclusiveNames bool
+	// RecordsWrites: every write the store accepts is kept in a record that
+	// people read (history's versions and audit log), even one withdrawn a
+	// moment later. The memory handler then checks that a create's name is
+	// free before it writes, so that a create it refuses leaves no record.
+	RecordsWrites bool
 	// Mounts are the mount points of a mount table (package mount), in
 	// byte order of their names, or nil for any other store. Such a store
 	// finds nothing outside its mount points and refuses to write there,

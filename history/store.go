@@ -401,12 +401,16 @@ func (s *Store) record(ctx context.Context, h *header, content []byte) error {
 	return fmt.Errorf("%w: %w", ErrUnrecorded, err)
 }
 
-// Traits are the inner store's: the records' own keys are short and fixed,
-// so the Store takes nothing from the keys its callers may use, and List
-// leaves the inner store's keys as it lists them, dropping only the
-// records (so the memory handler runs the create protocol a MinIO store
-// needs through the Store too).
-func (s *Store) Traits() blob.Traits { return blob.TraitsOf(s.inner) }
+// Traits are the inner store's, with RecordsWrites: the records' own keys
+// are short and fixed, so the Store takes nothing from the keys its
+// callers may use, and List leaves the inner store's keys as it lists
+// them, dropping only the records (so the memory handler runs the create
+// protocol a MinIO store needs through the Store too).
+func (s *Store) Traits() blob.Traits {
+	t := blob.TraitsOf(s.inner)
+	t.RecordsWrites = true
+	return t
+}
 
 // Lock takes the inner store's lock on key (see blob.Locker): a lock is
 // not a change, so it is forwarded unrecorded. It answers

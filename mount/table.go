@@ -304,9 +304,12 @@ func (t *table) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Inf
 // handler takes the care that store needs in every mount; read-only when
 // every mount is.
 func (t *table) Traits() blob.Traits {
-	tr := blob.Traits{KeyBudget: t.keyBudget, Mounts: slices.Clone(t.points), ReadOnly: true}
+	tr := blob.Traits{KeyBudget: t.keyBudget, Mounts: slices.Clone(t.points), ReadOnly: true, ExclusiveNames: true}
 	for _, m := range t.mounts {
-		tr.HidesUnderObjects = tr.HidesUnderObjects || blob.ListHidesUnderObjects(m.store)
+		mt := blob.TraitsOf(m.store)
+		tr.HidesUnderObjects = tr.HidesUnderObjects || mt.HidesUnderObjects
+		tr.ExclusiveNames = tr.ExclusiveNames && mt.ExclusiveNames
+		tr.RecordsWrites = tr.RecordsWrites || mt.RecordsWrites
 		tr.ReadOnly = tr.ReadOnly && m.readOnly
 	}
 	return tr

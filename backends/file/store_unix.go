@@ -71,6 +71,14 @@ func checkCall(ctx context.Context, key string) error {
 	return checkReserved(key)
 }
 
+var _ blob.TraitsReporter = (*store)(nil)
+
+// Traits implements blob.TraitsReporter: a file system keeps a name from
+// being both a file and a directory (blob.Traits.ExclusiveNames).
+func (s *store) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true}
+}
+
 func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	if err := checkCall(ctx, key); err != nil {
 		return nil, blob.Info{}, err

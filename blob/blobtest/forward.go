@@ -60,7 +60,7 @@ func Forwarding(t *testing.T, base func(t *testing.T) blob.Store, wrap func(t *t
 	if key == "" {
 		key = "k"
 	}
-	in := blob.Traits{KeyBudget: 900, HidesUnderObjects: true,
+	in := blob.Traits{KeyBudget: 900, HidesUnderObjects: true, ExclusiveNames: true,
 		Limits: blob.Limits{MaxFiles: 7, MaxFileBytes: 99, ViewLimit: 5}}
 	want := in
 	if opts.Traits != nil {

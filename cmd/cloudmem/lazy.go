@@ -198,7 +198,7 @@ func (l *lazyStore) Traits() blob.Traits {
 	if s := l.opened(); s != nil {
 		return blob.TraitsOf(s)
 	}
-	return blob.Traits{KeyBudget: blob.MaxKeyLen, Limits: l.limits}
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true, Limits: l.limits}
 }
 
 // Close closes the opened store, if any.

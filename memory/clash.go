@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// settle makes sure the file key, just written with version, did not make
+// settle makes sure the file key, just written with data as version, did not make
 // a name both a file and a directory: another writer may have created a
 // file beneath key, or a file at one of its ancestors, between the survey
 // and the write. It looks for both (one List of key's directory, up to its
@@ -26,9 +27,13 @@ import (
 // a store whose listing hides keys under an object (blob.Traits.HidesUnderObjects: MinIO),
 // the file's look beneath itself would find nothing, so settleHidden runs
 // instead.
-func (h *Handler) settle(ctx context.Context, c *command, key, version string) (Result, bool) {
-	if blob.ListHidesUnderObjects(h.store) {
-		return h.settleHidden(ctx, c, key, version)
+func (h *Handler) settle(ctx context.Context, c *command, key string, data []byte, version string) (Result, bool) {
+	traits := blob.TraitsOf(h.store)
+	if traits.ExclusiveNames {
+		return textResult(msgCreated(c.path)), false // the store refused the write that would clash
+	}
+	if traits.HidesUnderObjects {
+		return h.settleHidden(ctx, c, key, data, version)
 	}
 	clash, err := h.clashes(ctx, key)
 	if err == nil && !clash {
@@ -44,16 +49,7 @@ func (h *Handler) settle(ctx context.Context, c *command, key, version string) (
 // settleHidden). It withdraws even when ctx is done: a name must not stay
 // both.
 func (h *Handler) retract(ctx context.Context, c *command, key, version string, cause error) (Result, bool) {
-	wctx := context.WithoutCancel(ctx)
-	err := cause
-	if werr := h.markWithdrawal(wctx, key); werr != nil {
-		err = errors.Join(err, werr)
-	}
-	if derr := h.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
-		!errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
-		err = errors.Join(err, fmt.Errorf("memory: withdrawing a create that made %q both a file and a directory: %w", key, derr))
-	}
-	if err != nil {
+	if err := errors.Join(cause, h.withdraw(ctx, key, version)); err != nil {
 		return h.storageFailure(ctx, c, c.path, err), false
 	}
 	return Result{}, true
@@ -74,22 +70,38 @@ func (h *Handler) markWithdrawal(ctx context.Context, key string) error {
 // clashes reports whether a memory file lies beneath key or a file is at
 // one of key's ancestors.
 func (h *Handler) clashes(ctx context.Context, key string) (bool, error) {
-	if dir, err := h.isDir(ctx, key); err != nil || dir {
-		return dir, err
-	}
-	for i := range len(key) {
-		if key[i] != '/' {
-			continue
+	return h.anyClash(ctx, key, nil)
+}
+
+// anyClash is clashes with, before the Stat of each ancestor A, a call of
+// before(A) when it is not nil. Every look is made at once: one List and
+// one Stat per ancestor, each after its before. A clash found is reported
+// even when another look failed.
+func (h *Handler) anyClash(ctx context.Context, key string, before func(ancestor string) error) (bool, error) {
+	anc := ancestors(key)
+	found := make([]bool, len(anc)+1)
+	err := parallel(ctx, len(anc)+1, false, func(i int) error {
+		if i == len(anc) {
+			dir, err := h.isDir(ctx, key)
+			found[i] = dir
+			return err
 		}
-		_, err := h.store.Stat(ctx, key[:i])
-		switch {
-		case err == nil:
-			return true, nil
-		case !errors.Is(err, blob.ErrNotExist):
-			return false, err
+		if before != nil {
+			if err := before(anc[i]); err != nil {
+				return err
+			}
 		}
+		_, err := h.store.Stat(ctx, anc[i])
+		found[i] = err == nil
+		if err == nil || errors.Is(err, blob.ErrNotExist) {
+			return nil
+		}
+		return err
+	})
+	if slices.Contains(found, true) {
+		return true, nil
 	}
-	return false, nil
+	return false, err
 }
 
 // WitnessDir is the reserved directory of the witnesses that creates write
@@ -218,14 +230,11 @@ func ancestors(key string) []string {
 // only sends creates of that name to the recheck. Other writers of names
 // (rename's destination) do not follow the rules, so a rename racing a
 // create is not covered.
-func (h *Handler) settleHidden(ctx context.Context, c *command, key, version string) (Result, bool) {
-	if res, retry, done := h.look(ctx, c, key, version); done {
-		return res, retry
-	}
-	d, err := h.witnessed(ctx, beneath, key)
+func (h *Handler) settleHidden(ctx context.Context, c *command, key string, data []byte, version string) (Result, bool) {
+	res, retry, done, d := h.look(ctx, c, key, version)
 	switch {
-	case err != nil:
-		return h.retract(ctx, c, key, version, err)
+	case done:
+		return res, retry
 	case d == "":
 		return textResult(msgCreated(c.path)), false
 	}
@@ -247,19 +256,17 @@ func (h *Handler) settleHidden(ctx context.Context, c *command, key, version str
 		}
 		return Result{}, true
 	}
-	put, err := h.store.Put(ctx, key, []byte(c.fileText), blob.Cond{IfAbsent: true})
+	put, err := h.store.Put(ctx, key, data, blob.Cond{IfAbsent: true})
 	switch {
 	case errors.Is(err, blob.ErrPrecondition):
 		return Result{}, true // the next survey tells who holds key now
 	case err != nil:
 		return h.storageFailure(ctx, c, c.path, err), false
 	}
-	if res, retry, done := h.look(ctx, c, key, put.Version); done {
+	res, retry, done, now := h.look(ctx, c, key, put.Version)
+	switch {
+	case done:
 		return res, retry
-	}
-	switch now, err := h.witnessed(ctx, beneath, key); {
-	case err != nil:
-		return h.retract(ctx, c, key, put.Version, err)
 	case now != d:
 		return h.retract(ctx, c, key, put.Version, nil)
 	}
@@ -269,19 +276,28 @@ func (h *Handler) settleHidden(ctx context.Context, c *command, key, version str
 // look is rule 1 of settleHidden: it writes W↓ of every ancestor of key,
 // then checks for a clash. done is false when there is none; otherwise key
 // (written with version) is withdrawn and res, retry are settle's answer.
-func (h *Handler) look(ctx context.Context, c *command, key, version string) (res Result, retry, done bool) {
-	for _, a := range ancestors(key) {
-		if _, err := h.touch(ctx, beneath, a); err != nil {
-			res, retry = h.retract(ctx, c, key, version, err)
-			return res, retry, true
-		}
-	}
-	clash, err := h.clashes(ctx, key)
-	if err != nil || clash {
+//
+// It also returns d, the version of W↓(key) (rule 3), read at the same
+// time: that Stat need only follow the Put of key.
+func (h *Handler) look(ctx context.Context, c *command, key, version string) (res Result, retry, done bool, d string) {
+	var (
+		clash     bool
+		err, dErr error
+	)
+	concurrently(
+		func() {
+			clash, err = h.anyClash(ctx, key, func(a string) error {
+				_, err := h.touch(ctx, beneath, a)
+				return err
+			})
+		},
+		func() { d, dErr = h.witnessed(ctx, beneath, key) },
+	)
+	if err = errors.Join(err, dErr); err != nil || clash {
 		res, retry = h.retract(ctx, c, key, version, err)
-		return res, retry, true
+		return res, retry, true, ""
 	}
-	return Result{}, false, false
+	return Result{}, false, false, d
 }
 
 // recheck is the look of settleHidden's rule 3, made while key is absent

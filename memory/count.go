@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -23,35 +24,51 @@ import (
 // it is conditional on the version read (Put IfVersion, or IfAbsent), so
 // racing writers of the count take turns, and none overwrites another's.
 //
-// # The invariant: never too low
+// # The invariant: never too low, but for a crash in one window
 //
-// Whatever crashes, races or fails, the count is never below the number of
-// files the handlers wrote in its scope (writers outside the handler must
-// call ForgetFileCount). A count too high is safe: before a create is
-// refused as full, the scope is listed and the count rewritten (a
-// recount), unless nothing changed the count since its last recount. A
-// count too low would let the store grow past the limit. So:
+// Whatever races or fails, the count is not below the number of files the
+// handlers wrote in its scope, but for one file per create that died
+// between its two writes on the fast path below, or whose storage failed
+// as it withdrew its file (writers outside the
+// handler must call ForgetFileCount). A count too high is safe: before a
+// create is refused as full, the scope is listed and the count rewritten
+// (a recount), unless nothing changed the count since its last recount. A
+// count too low lets the store grow past the limit by as much. So:
 //
-//   - create reserves before it writes: it reads the count, refuses when it
-//     is at the limit, and otherwise writes count+1, with the reservation
-//     (the key, a random id, the time) added to the count's pending list;
-//     only then does it write the file, and then it takes its entry off
-//     the list (confirm). A crash after the reservation leaves the count
-//     one too high. Racing creates are serialised by the conditional
-//     writes: no more than MaxFiles-count of them can reserve.
+//   - far from the limit (more than countMargin places left, as the count
+//     last read or written by this handler says: countCache), a create
+//     writes its file (Put IfAbsent) and one more in the count (Put
+//     IfVersion) at once (createNew); a count another writer changed
+//     meanwhile is read again, and one found near the limit makes the
+//     create withdraw its file and take the way below. A create whose
+//     file did not stay (the name was taken, or settle withdrew it) takes
+//     its file off the count again. A crash after the file landed and
+//     before the count did leaves the count one too low.
+//   - near the limit, create reserves before it writes: it reads the
+//     count, refuses when it is at the limit, and otherwise writes
+//     count+1, with the reservation (the key, a random id, the time) added
+//     to the count's pending list; only then does it write the file, and
+//     then it takes its entry off the list (confirm). A crash after the
+//     reservation leaves the count one too high. Racing creates are
+//     serialised by the conditional writes: no more than MaxFiles-count of
+//     them can reserve.
 //   - a reservation is given back (count-1, entry removed) only when the
 //     create's conditional Put proves that another writer holds the name,
 //     and only while the entry is still pending; a create that fails
 //     otherwise, or that settle withdraws, keeps its reservation (too
 //     high).
-//   - a file delete reads the count before it deletes, and subtracts one
-//     after the delete landed, unless a recount wrote the count in between
-//     (its token changed: the recount may have missed the file already).
-//   - a directory delete leaves the count too high by the files it
-//     deleted.
-//   - a delete first marks a count that a recount left unchanged (Counted)
-//     as changed, so that the next create refused as full recounts even
-//     when the delete stops halfway.
+//   - a delete does not write the count: it reads it while it deletes,
+//     and a file delete leaves the file to this handler's next create
+//     counted the fast way, which takes it off in its own write of the
+//     count (a credit: countCache), as long as the count's token is the
+//     one the delete read (a recount since may have left the file out
+//     already). Until then, and for good when the handler ends first or
+//     the delete was a directory's, the count is too high by the files
+//     deleted, and the next create refused as full recounts. A count that
+//     a recount left unchanged (Counted) is marked changed once the delete
+//     is done, so that the next create refused as full recounts; a crash
+//     between the delete and the mark leaves a full count marked as
+//     counted, and creates refused until another delete marks it.
 //
 // # Why reservations are listed
 //
@@ -70,14 +87,21 @@ import (
 // This assumes the clocks of the handlers that share a store agree within
 // pendingTTL/2.
 //
+// The fast path puts nothing on the list: a recount runs only at the
+// limit, and a create counted at once found at least countMargin places
+// left, so a recount can miss its file only when countMargin other creates
+// landed and one was refused while that one file was still being written.
+//
 // # Costs
 //
-// Steady state, a create adds 1 Get and 2 Puts of the count object to its
-// checks (3 Gets and 4 Puts under contention, and so on), and a file delete
-// 1 Get and 1 Put: nothing that grows with the store. A create that finds
-// no count object, or one at the limit and changed since its last
-// recount, pays one List of its scope instead of the Put of its
-// reservation.
+// Steady state, far from the limit, a create adds to its file's Put one
+// Put of the count, sent with it (a handler's first create at a scope reads
+// the count first), and a delete to its Delete one Get of the count, sent
+// with it. Near the limit a create adds 1 Get and 2 Puts of the count to its
+// checks (3 Gets and 4 Puts under contention, and so on). Nothing grows
+// with the store. A create that finds no count object, or one at the
+// limit and changed since its last recount, pays one List of its scope
+// instead of the Put of its reservation.
 
 // FileCountKey is the key, relative to the root of a store (or of each
 // mount of a mount table), of the object that holds the store's file count
@@ -157,9 +181,11 @@ func (h *Handler) readCount(ctx context.Context, ckey string) (countRef, error) 
 	data, info, err := h.store.Get(ctx, ckey, countReadLimit)
 	switch {
 	case errors.Is(err, blob.ErrNotExist):
+		h.counts.forget(ckey)
 		return ref, nil
 	case errors.Is(err, blob.ErrTooLarge):
 		if info, err = h.store.Stat(ctx, ckey); errors.Is(err, blob.ErrNotExist) {
+			h.counts.forget(ckey)
 			return ref, nil
 		}
 		if err != nil {
@@ -173,6 +199,7 @@ func (h *Handler) readCount(ctx context.Context, ckey string) (countRef, error) 
 	if json.Unmarshal(data, &ref.state) != nil || ref.state.Files < -1 {
 		ref.state = fileCount{Files: -1}
 	}
+	h.counts.remember(ref)
 	return ref, nil
 }
 
@@ -192,7 +219,117 @@ func (h *Handler) writeCount(ctx context.Context, ref countRef, next fileCount) 
 	if err != nil {
 		return ref, err
 	}
-	return countRef{key: ref.key, exists: true, version: info.Version, state: next}, nil
+	written := countRef{key: ref.key, exists: true, version: info.Version, state: next}
+	h.counts.remember(written)
+	return written, nil
+}
+
+// countCache remembers the count objects a handler last read or wrote, so
+// that its next command at the same scope writes the count conditionally on
+// the version it knows instead of reading it first. A remembered count is
+// only ever a guess: every write made on it is conditional on its version,
+// and one that another writer changed since fails and is read afresh. It is
+// safe for concurrent use.
+type countCache struct {
+	mu      sync.Mutex
+	refs    map[string]countRef // by key of the count object
+	credits map[string]credit   // by key of the count object
+}
+
+// credit is the number of files this handler deleted from a count's scope
+// without lowering the count, while the count had the token token: the
+// next create that counts the fast way takes them off with its own write,
+// when the count still has that token (no recount since, which would have
+// left them out already).
+type credit struct {
+	token string
+	n     int
+}
+
+// addCredit notes one file deleted from the scope of ckey, whose count had
+// token; credits for another token are dropped (the count is then too
+// high, which is safe).
+func (c *countCache) addCredit(ckey, token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.credits == nil {
+		c.credits = make(map[string]credit)
+	}
+	cr := c.credits[ckey]
+	if cr.token != token {
+		cr = credit{token: token}
+	}
+	cr.n++
+	c.credits[ckey] = cr
+}
+
+// takeCredit removes and returns the credit of ckey.
+func (c *countCache) takeCredit(ckey string) credit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cr := c.credits[ckey]
+	delete(c.credits, ckey)
+	return cr
+}
+
+// giveBack returns the credit cr, taken from ckey and not used, unless a
+// credit for another token was noted meanwhile.
+func (c *countCache) giveBack(ckey string, cr credit) {
+	if cr.n == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.credits == nil {
+		c.credits = make(map[string]credit)
+	}
+	if now, ok := c.credits[ckey]; ok && now.token != cr.token {
+		return
+	}
+	now := c.credits[ckey]
+	c.credits[ckey] = credit{token: cr.token, n: now.n + cr.n}
+}
+
+// remember keeps ref, unless it is a missing object.
+func (c *countCache) remember(ref countRef) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !ref.exists {
+		delete(c.refs, ref.key)
+		return
+	}
+	if c.refs == nil {
+		c.refs = make(map[string]countRef)
+	}
+	c.refs[ref.key] = ref
+}
+
+// forget drops what is remembered of the count object ckey, its credit
+// too.
+func (c *countCache) forget(ckey string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.refs, ckey)
+	delete(c.credits, ckey)
+}
+
+// known returns the count object ckey as last read or written by this
+// handler, or reads it when there is none (then read is true).
+func (h *Handler) known(ctx context.Context, ckey string) (ref countRef, read bool, err error) {
+	if ref, ok := h.counts.lookup(ckey); ok {
+		return ref, false, nil
+	}
+	ref, err = h.readCount(ctx, ckey)
+	return ref, true, err
+}
+
+// lookup returns the count object ckey as last read or written, if it is
+// remembered.
+func (c *countCache) lookup(ckey string) (countRef, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ref, ok := c.refs[ckey]
+	return ref, ok
 }
 
 // fresh returns p without the entries older than pendingTTL, and whether
@@ -204,25 +341,48 @@ func fresh(p []pending, now time.Time) ([]pending, bool) {
 
 // reserve adds the file key to its scope's count, unless the scope holds
 // MaxFiles files already; then it returns full >= 0, the number of files,
-// for the "full" text, and reserves nothing.
-func (h *Handler) reserve(ctx context.Context, key string, maxFiles int) (r reservation, full int, err error) {
+// for the "full" text, and reserves nothing. When read is not nil, it is
+// the count as this command just read it, which the first attempt uses.
+func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *countRef) (r reservation, full int, err error) {
 	prefix := h.countPrefix(key)
 	ckey := prefix + FileCountKey
+	// This handler's deletes not yet taken off the count (a credit) are
+	// taken off by the reservation's write; a recount leaves them out.
+	cr := h.counts.takeCredit(ckey)
+	used := 0 // of cr, by the last attempt; -1: a recount made cr void
+	defer func() {
+		switch {
+		case err == nil && used >= 0, errors.Is(err, errCountBusy), errors.Is(err, context.Canceled),
+			errors.Is(err, context.DeadlineExceeded):
+			cr.n -= max(used, 0) // every write but the one that used it failed
+			h.counts.giveBack(ckey, cr)
+		}
+		// After a recount, or a failure that may have written the count
+		// with cr taken off, cr is dropped (the count is then too high).
+	}()
 	for attempt := range countAttempts {
+		used = 0
 		if attempt > 0 {
 			if err := countWait(ctx, attempt-1); err != nil {
 				return r, -1, err
 			}
 		}
-		ref, err := h.readCount(ctx, ckey)
-		if err != nil {
+		var ref countRef
+		if attempt == 0 && read != nil && read.key == ckey {
+			ref = *read
+		} else if ref, err = h.readCount(ctx, ckey); err != nil {
 			return r, -1, err
 		}
 		now := time.Now()
 		entry := pending{Key: key, ID: newID(), At: now.UnixNano()}
 		st := ref.state
+		if ref.exists && st.Files >= 0 && cr.token == st.Token {
+			used = min(cr.n, st.Files)
+			st.Files -= used
+		}
 		kept, expired := fresh(st.Pending, now)
 		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired) {
+			used = -1
 			n, next, err := h.recount(ctx, ref, prefix, now)
 			if err != nil {
 				return r, -1, err
@@ -249,6 +409,7 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int) (r rese
 			return reservation{key: ckey, id: entry.ID, at: now, ref: ref}, -1, nil
 		}
 		if st.Files >= maxFiles {
+			used = 0 // nothing written
 			return r, st.Files, nil
 		}
 		next := fileCount{Files: st.Files + 1, Token: st.Token, Pending: append(kept, entry)}
@@ -359,16 +520,18 @@ func (h *Handler) release(ctx context.Context, r reservation) {
 }
 
 // subtract takes one file off the count ref, read before the file was
-// deleted, as long as no recount wrote it since (its token is ref's).
-// Failures leave the count too high, which is safe; they are logged.
+// deleted, as long as no recount wrote it since (its token is ref's), and
+// marks the count changed in any case. Failures leave the count too high,
+// which is safe; they are logged.
 func (h *Handler) subtract(ctx context.Context, ref countRef) {
-	_ = h.update(ctx, ref, func(st *fileCount) bool {
-		if st.Files < 1 {
-			return false
-		}
-		st.Files--
+	_ = h.update(ctx, ref, func(st *fileCount, sameToken bool) bool {
+		changed := st.Counted
 		st.Counted = false
-		return true
+		if sameToken && st.Files >= 1 {
+			st.Files--
+			changed = true
+		}
+		return changed
 	})
 }
 
@@ -377,7 +540,7 @@ func (h *Handler) subtract(ctx context.Context, ref countRef) {
 // before the count is lowered: the count is then too high by what the
 // delete removed. It returns the count as it left it.
 func (h *Handler) markChanged(ctx context.Context, ref countRef) countRef {
-	return h.update(ctx, ref, func(st *fileCount) bool {
+	return h.update(ctx, ref, func(st *fileCount, _ bool) bool {
 		if !st.Counted {
 			return false
 		}
@@ -387,9 +550,10 @@ func (h *Handler) markChanged(ctx context.Context, ref countRef) countRef {
 }
 
 // update applies change to the count ref and writes it, re-reading on a
-// conflict, while the count's token is ref's; change returns false when
-// there is nothing to write. It returns the count as last read or written.
-func (h *Handler) update(ctx context.Context, ref countRef, change func(*fileCount) bool) countRef {
+// conflict; change is told whether the count's token is still ref's (no
+// recount wrote it since), and returns false when there is nothing to
+// write. It returns the count as last read or written.
+func (h *Handler) update(ctx context.Context, ref countRef, change func(st *fileCount, sameToken bool) bool) countRef {
 	token := ref.state.Token
 	for attempt := range countAttempts {
 		if attempt > 0 {
@@ -402,11 +566,11 @@ func (h *Handler) update(ctx context.Context, ref countRef, change func(*fileCou
 				return ref
 			}
 		}
-		if !ref.exists || ref.state.Files < 0 || ref.state.Token != token {
+		if !ref.exists || ref.state.Files < 0 {
 			return ref
 		}
 		next := ref.state
-		if !change(&next) {
+		if !change(&next, next.Token == token) {
 			return ref
 		}
 		written, err := h.writeCount(ctx, ref, next)
@@ -425,6 +589,7 @@ func (h *Handler) update(ctx context.Context, ref countRef, change func(*fileCou
 // forget deletes the count object ckey, so that the next create recounts.
 // A failure is logged: the count may then be too low until it is forgotten.
 func (h *Handler) forget(ctx context.Context, ckey string) {
+	h.counts.forget(ckey)
 	err := h.store.Delete(context.WithoutCancel(ctx), ckey, blob.Cond{})
 	if err != nil && !errors.Is(err, blob.ErrNotExist) {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count could not be reset; it may stay too low",

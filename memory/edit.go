@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -59,10 +60,21 @@ func (h *Handler) write(ctx context.Context, c *command) Result {
 }
 
 // createFile is create's protocol for the file key and its content data;
-// with overwrite, an existing file is replaced.
+// with overwrite, an existing file is replaced. Its first attempt at a new
+// file of an allowed size takes the fast path (createNew); every other
+// attempt, and one the fast path cannot answer, probes first.
 func (h *Handler) createFile(ctx context.Context, c *command, key string, data []byte, overwrite bool) Result {
 	size, maxBytes, maxFiles := int64(len(data)), h.maxFileBytesAt(key), h.maxFilesAt(key)
+	fast := !overwrite && size <= maxBytes
+	var read *countRef // the count as the fast path read it, if it did
 	return h.retry(ctx, c, c.path, func() (Result, bool) {
+		if fast {
+			fast = false
+			res, retry, ok := h.createNew(ctx, c, key, data, maxFiles, &read)
+			if ok {
+				return res, retry
+			}
+		}
 		s, err := h.probe(ctx, key, overwrite)
 		switch {
 		case err != nil:
@@ -81,7 +93,8 @@ func (h *Handler) createFile(ctx context.Context, c *command, key string, data [
 			cond = blob.Cond{IfVersion: s.version}
 		case maxFiles >= 0:
 			var full int
-			r, full, err = h.reserve(ctx, key, maxFiles)
+			r, full, err = h.reserve(ctx, key, maxFiles, read)
+			read = nil
 			switch {
 			case errors.Is(err, errCountBusy): // the count kept changing: try again later
 				return Result{}, true
@@ -118,7 +131,7 @@ func (h *Handler) createFile(ctx context.Context, c *command, key string, data [
 			}
 			// A create that settle withdraws keeps its reservation: the
 			// count is then too high, which the next recount mends.
-			return h.settle(ctx, c, key, put.Version)
+			return h.settle(ctx, c, key, data, put.Version)
 		case !errors.Is(err, blob.ErrPrecondition):
 			// The file may have landed: keep the reservation.
 			return h.storageFailure(ctx, c, c.path, err), false
@@ -134,19 +147,183 @@ func (h *Handler) createFile(ctx context.Context, c *command, key string, data [
 	})
 }
 
+// countMargin is how near the file limit a create still counts its file
+// while it writes it (createNew). Within the last countMargin places of
+// the limit it reserves its place before it writes, which keeps the limit
+// exact under races (count.go).
+const countMargin = 16
+
+// errNearLimit is countOne's answer for a count within countMargin of the
+// limit, or one it cannot read.
+var errNearLimit = errors.New("memory: the file count is near the limit")
+
+// createNew is the fast path of a create of a new file: its Put(IfAbsent)
+// and, with the file limit on, the count's conditional Put of one more
+// file, at once; then settle's look. That is two round trips, the fewest
+// the tree's rules allow on a store that does not keep them itself (a look
+// must follow the write it checks), and one on a store that does
+// (blob.Traits.ExclusiveNames: no look). On a store that records every
+// write (blob.Traits.RecordsWrites) it also looks before it writes, so
+// that a create refused because the name is a directory, or under a file,
+// records nothing.
+//
+// ok is false when the slow path must answer: the name is taken (its probe
+// says how), the count is near the limit (the file is withdrawn before it
+// answers), or unknown.
+//
+// When it read the count and did not use it, it sets *read to it.
+func (h *Handler) createNew(ctx context.Context, c *command, key string, data []byte, maxFiles int, read **countRef) (res Result, retry, ok bool) {
+	var ref countRef
+	if maxFiles >= 0 {
+		var (
+			fresh bool
+			err   error
+		)
+		if ref, fresh, err = h.known(ctx, h.countKey(key)); err != nil {
+			return h.storageFailure(ctx, c, c.path, err), false, true
+		}
+		if !countsFast(ref, maxFiles) {
+			if fresh {
+				*read = &ref
+			}
+			return Result{}, false, false
+		}
+	}
+	if t := blob.TraitsOf(h.store); t.RecordsWrites && !t.ExclusiveNames {
+		// A refused create must leave no record: look before writing
+		// (settle looks again after, for a writer racing this one).
+		switch clash, err := h.clashes(ctx, key); {
+		case err != nil:
+			return h.storageFailure(ctx, c, c.path, err), false, true
+		case clash:
+			return Result{}, false, false
+		}
+	}
+	var (
+		put              blob.Info
+		putErr, countErr error
+		counted          countRef
+	)
+	concurrently(
+		func() { put, putErr = h.store.Put(ctx, key, data, blob.Cond{IfAbsent: true}) },
+		func() {
+			if maxFiles >= 0 {
+				counted, countErr = h.countOne(ctx, ref, maxFiles)
+			}
+		},
+	)
+	switch {
+	case errors.Is(putErr, blob.ErrPrecondition):
+		// The name is taken (or, on a store that keeps the tree's rules,
+		// an ancestor is a file): the probe tells which.
+		if maxFiles >= 0 && countErr == nil {
+			h.uncount(ctx, counted)
+		}
+		return Result{}, false, false
+	case putErr != nil:
+		// The file may have landed: the count, if it was raised, stays.
+		return h.storageFailure(ctx, c, c.path, putErr), false, true
+	case countErr != nil:
+		if err := h.withdraw(ctx, key, put.Version); err != nil {
+			return h.storageFailure(ctx, c, c.path, errors.Join(countErr, err)), false, true
+		}
+		switch {
+		case errors.Is(countErr, errNearLimit):
+			return Result{}, false, false
+		case errors.Is(countErr, errCountBusy):
+			return Result{}, true, true
+		}
+		return h.storageFailure(ctx, c, c.path, countErr), false, true
+	}
+	res, retry = h.settle(ctx, c, key, data, put.Version)
+	if retry && maxFiles >= 0 {
+		h.uncount(ctx, counted) // settle withdrew the file
+	}
+	return res, retry, true
+}
+
+// countsFast reports whether a create may count its file while it writes
+// it, on the count ref: one that is known and not within countMargin of
+// maxFiles.
+func countsFast(ref countRef, maxFiles int) bool {
+	return ref.exists && ref.state.Files >= 0 && ref.state.Files < maxFiles-countMargin
+}
+
+// countOne adds one file to the count ref, conditional on its version, and
+// reads it again when another writer changed it. It takes off, in the same
+// write, the files this handler deleted from the scope since (its credit,
+// when the count's token is still the one they were deleted under). It
+// fails with errNearLimit when the count is not one that countsFast
+// allows, and with errCountBusy when it kept changing.
+func (h *Handler) countOne(ctx context.Context, ref countRef, maxFiles int) (_ countRef, err error) {
+	cr := h.counts.takeCredit(ref.key)
+	used := 0
+	defer func() {
+		switch {
+		case err == nil:
+			cr.n -= used
+			h.counts.giveBack(ref.key, cr)
+		case errors.Is(err, errNearLimit), errors.Is(err, errCountBusy), errors.Is(err, context.Canceled),
+			errors.Is(err, context.DeadlineExceeded):
+			h.counts.giveBack(ref.key, cr) // nothing was written
+		}
+		// After any other failure the write may have landed with the
+		// credit taken off: it is dropped (the count is then too high).
+	}()
+	for attempt := range countAttempts {
+		if attempt > 0 {
+			if err := countWait(ctx, attempt-1); err != nil {
+				return ref, err
+			}
+			var err error
+			if ref, err = h.readCount(ctx, ref.key); err != nil {
+				return ref, err
+			}
+		}
+		if !countsFast(ref, maxFiles) {
+			return ref, errNearLimit
+		}
+		used = 0
+		if cr.token == ref.state.Token {
+			used = min(cr.n, ref.state.Files)
+		}
+		next := ref.state
+		next.Files += 1 - used
+		next.Counted = false
+		written, err := h.writeCount(ctx, ref, next)
+		if !errors.Is(err, blob.ErrPrecondition) {
+			return written, err
+		}
+	}
+	return ref, errCountBusy
+}
+
+// uncount takes back the file that countOne added to ref, for a create
+// whose file did not stay, unless a recount wrote the count since.
+// Failures leave the count too high, which is safe; they are logged.
+func (h *Handler) uncount(ctx context.Context, ref countRef) {
+	h.subtract(context.WithoutCancel(ctx), ref)
+}
+
+// withdraw deletes the file key that this command wrote with version (rule
+// 2 of settleHidden first). It deletes even when ctx is done: a failed
+// command must leave no file.
+func (h *Handler) withdraw(ctx context.Context, key, version string) error {
+	wctx := context.WithoutCancel(ctx)
+	err := h.markWithdrawal(wctx, key) // clash.go
+	derr := h.store.Delete(wctx, key, blob.Cond{IfVersion: version})
+	if derr != nil && !errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
+		err = errors.Join(err, fmt.Errorf("memory: withdrawing the file %q this command wrote: %w", key, derr))
+	}
+	return err
+}
+
 // undoCreate deletes the file key, just created with version, whose file
 // count could not be confirmed (cause), and returns the storage failure.
 // Its reservation stays: the count is then too high, which is safe. It
 // deletes even when ctx is done: a failed command must leave no file.
 func (h *Handler) undoCreate(ctx context.Context, c *command, key, version string, cause error) Result {
-	if err := h.markWithdrawal(context.WithoutCancel(ctx), key); err != nil { // clash.go
-		cause = errors.Join(cause, err)
-	}
-	err := h.store.Delete(context.WithoutCancel(ctx), key, blob.Cond{IfVersion: version})
-	if err != nil && !errors.Is(err, blob.ErrNotExist) && !errors.Is(err, blob.ErrPrecondition) {
-		cause = errors.Join(cause, fmt.Errorf("memory: undoing a create whose file count was not confirmed: %w", err))
-	}
-	return h.storageFailure(ctx, c, c.path, cause)
+	return h.storageFailure(ctx, c, c.path, errors.Join(cause, h.withdraw(ctx, key, version)))
 }
 
 // survey is what create needs to know about a key.
@@ -157,19 +334,38 @@ type survey struct {
 	fileAncestor string // the key of the highest ancestor that is a file
 }
 
-// probe answers create's questions without a count: one Stat of the key;
-// when it is no file, one List of its directory up to the first memory file;
-// then, unless it exists already, one Stat per ancestor from the top, which
-// stops at the first (highest) that is a file.
+// probe answers create's questions without a count: one Stat of the key
+// and one Stat per ancestor, at once; then, when the key is no file, one
+// List of its directory up to the first memory file.
 func (h *Handler) probe(ctx context.Context, key string, overwrite bool) (survey, error) {
-	var s survey
-	info, err := h.store.Stat(ctx, key)
+	var (
+		s       survey
+		anc     = ancestors(key)
+		isFile  = make([]bool, len(anc))
+		info    blob.Info
+		fileErr error
+		ancErr  error
+	)
+	concurrently(
+		func() { info, fileErr = h.store.Stat(ctx, key) },
+		func() {
+			ancErr = parallel(ctx, len(anc), false, func(i int) error {
+				_, err := h.store.Stat(ctx, anc[i])
+				isFile[i] = err == nil
+				if err == nil || errors.Is(err, blob.ErrNotExist) {
+					return nil
+				}
+				return err
+			})
+		},
+	)
 	switch {
-	case err == nil:
+	case fileErr == nil:
 		s.isFile, s.version = true, info.Version
-	case !errors.Is(err, blob.ErrNotExist):
-		return s, err
+	case !errors.Is(fileErr, blob.ErrNotExist):
+		return s, fileErr
 	default:
+		var err error
 		if s.isDir, err = h.isDir(ctx, key); err != nil {
 			return s, err
 		}
@@ -177,20 +373,10 @@ func (h *Handler) probe(ctx context.Context, key string, overwrite bool) (survey
 	if s.isDir || s.isFile && !overwrite {
 		return s, nil // create reports that it exists, before any ancestor
 	}
-	for i := range len(key) {
-		if key[i] != '/' {
-			continue
-		}
-		_, err := h.store.Stat(ctx, key[:i])
-		switch {
-		case err == nil:
-			s.fileAncestor = key[:i]
-			return s, nil
-		case !errors.Is(err, blob.ErrNotExist):
-			return s, err
-		}
+	if i := slices.Index(isFile, true); i >= 0 {
+		s.fileAncestor = anc[i]
 	}
-	return s, nil
+	return s, ancErr
 }
 
 // editFunc computes a file's new content from its current (UTF-8) content.

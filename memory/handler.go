@@ -249,6 +249,8 @@ type Handler struct {
 	retries       int // >= 0
 	overwrite     bool
 	readOnly      bool
+
+	counts countCache // the file counts last read or written (count.go)
 }
 
 // New returns a Handler over store. It returns an error when store is nil or

@@ -59,3 +59,35 @@ func parallel(ctx context.Context, n int, stopEarly bool, do func(i int) error) 
 	wg.Wait()
 	return errors.Join(append(errs, stopped)...)
 }
+
+// concurrently calls every fn, each on its own goroutine but the first,
+// and returns when all have returned: the independent storage calls of one
+// command, so that it waits for one round trip instead of one per call. A
+// panic in any fn is raised again on the caller's goroutine once all have
+// returned, as if every call had been made there.
+func concurrently(fns ...func()) {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		panicked any
+	)
+	for _, fn := range fns[min(1, len(fns)):] {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					mu.Lock()
+					panicked = p
+					mu.Unlock()
+				}
+			}()
+			fn()
+		})
+	}
+	if len(fns) > 0 {
+		fns[0]()
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+}

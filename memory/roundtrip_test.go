@@ -103,38 +103,50 @@ func TestStorageCalls(t *testing.T) {
 			calls: blob.Counts{Get: 1, List: 1}},
 		{name: "view directory of 1000 files", files: manyFiles("big", 1000), input: `{"command":"view","path":"/memories/big"}`,
 			calls: blob.Counts{Get: 1, List: 1}},
-		// With the file count kept: Get the count, Stat the key, List its
-		// directory, Stat its ancestor, Put the count (the reservation), Put
-		// the file, then settle (List, Stat) and Put the count (confirmed).
+		// With the file count kept, far from the limit: Get the count (a
+		// handler's first command; TestStorageCallsRemembered has the
+		// next), then Put the file and the count at once, then settle's
+		// look: List the key's directory and Stat its ancestor at once.
 		{name: "create", files: counted(4), input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
-			text: "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "notes/new.md/"},
-			calls: blob.Counts{Get: 1, Stat: 3, List: 2, Put: 3}},
+			text: "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/"},
+			calls: blob.Counts{Get: 1, Stat: 1, List: 1, Put: 2}},
 		// The same calls however many files the store holds.
 		{name: "create among 1000 files", files: with(manyFiles("big", 1000), counted(1004)),
 			input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
-			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "notes/new.md/"},
-			calls: blob.Counts{Get: 1, Stat: 3, List: 2, Put: 3}},
-		// The first create on a store without a count lists the store once,
-		// and writes the count with its reservation.
+			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/"},
+			calls: blob.Counts{Get: 1, Stat: 1, List: 1, Put: 2}},
+		// The first create on a store without a count takes the slow path:
+		// it probes (Stat the key and its ancestor, List its directory),
+		// lists the store once, writes the count with its reservation, the
+		// file, the count confirmed, and looks (List, Stat).
 		{name: "create, first on the store", input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
 			text: "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "", "notes/new.md/"},
 			calls: blob.Counts{Get: 1, Stat: 3, List: 3, Put: 3}},
+		// Within 16 files of the limit: the count read first, then the
+		// probes, the reservation, the file, the count confirmed and the
+		// look.
+		{name: "create near the limit", opts: memory.Options{MaxFiles: 10}, files: kept(4),
+			input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
+			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "notes/new.md/"},
+			calls: blob.Counts{Get: 1, Stat: 3, List: 2, Put: 3}},
 		// A store full by a count that nothing changed since it was
-		// listed: refused with no listing of the store.
+		// listed: refused with no listing of the store (Get the count,
+		// Stat the key and its ancestor, List its directory).
 		{name: "create in a full store", opts: memory.Options{MaxFiles: 4}, files: counted(4),
 			input:  `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
 			text:   "Error: The memory directory is full: it holds 4 files, the limit is 4. Delete or merge files first.",
 			prefix: []string{"notes/new.md/"},
 			calls:  blob.Counts{Get: 1, Stat: 2, List: 1}},
+		// Put the file, then look (List, Stat).
 		{name: "create without file limit", opts: memory.Options{MaxFiles: -1},
 			input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
-			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "notes/new.md/"},
-			calls: blob.Counts{Stat: 3, List: 2, Put: 1}},
+			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/"},
+			calls: blob.Counts{Stat: 1, List: 1, Put: 1}},
 		// The same calls however many files the directory holds.
 		{name: "create without file limit among 1000 files", opts: memory.Options{MaxFiles: -1}, files: manyFiles("notes", 1000),
 			input: `{"command":"create","path":"/memories/notes/new.md","file_text":"n"}`,
-			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/", "notes/new.md/"},
-			calls: blob.Counts{Stat: 3, List: 2, Put: 1}},
+			text:  "File created successfully at: /memories/notes/new.md", prefix: []string{"notes/new.md/"},
+			calls: blob.Counts{Stat: 1, List: 1, Put: 1}},
 		{name: "create overwriting", opts: memory.Options{Overwrite: true},
 			input: `{"command":"create","path":"/memories/notes/a.md","file_text":"n"}`,
 			text:  "File created successfully at: /memories/notes/a.md",
@@ -149,20 +161,30 @@ func TestStorageCalls(t *testing.T) {
 		{name: "str_replace on a directory", input: `{"command":"str_replace","path":"/memories/notes","old_str":"a"}`,
 			text: "Error: The path /memories/notes is not a file.", prefix: []string{"notes/"},
 			calls: blob.Counts{Get: 1, List: 1}},
-		// Get the count, Delete, Put the count less one.
+		// Delete, and Get the count at once (the next create lowers it).
 		{name: "delete file", files: kept(4), input: `{"command":"delete","path":"/memories/notes/a.md"}`,
 			text:  "Successfully deleted /memories/notes/a.md",
-			calls: blob.Counts{Get: 1, Delete: 1, Put: 1}},
-		// A count as a recount left it is first marked changed (a Put).
+			calls: blob.Counts{Get: 1, Delete: 1}},
+		// A count as a recount left it is then marked changed (a Put).
 		{name: "delete file, count just recounted", files: counted(4), input: `{"command":"delete","path":"/memories/notes/a.md"}`,
 			text:  "Successfully deleted /memories/notes/a.md",
-			calls: blob.Counts{Get: 1, Delete: 1, Put: 2}},
+			calls: blob.Counts{Get: 1, Delete: 1, Put: 1}},
+		// Delete finds no file, and a List nothing.
+		{name: "delete missing", files: kept(4), input: `{"command":"delete","path":"/memories/nope"}`,
+			text:  "Error: The path /memories/nope does not exist",
+			calls: blob.Counts{Get: 1, Delete: 1, List: 1}},
+		// The fast path's Put(IfAbsent) fails, so its count is taken back;
+		// the probe (Stat the key and its ancestor) words the answer.
+		{name: "create existing", files: kept(4), input: `{"command":"create","path":"/memories/notes/a.md","file_text":"n"}`,
+			text:  "Error: File /memories/notes/a.md already exists",
+			calls: blob.Counts{Get: 1, Stat: 2, Put: 3}},
 		{name: "delete file, no count", input: `{"command":"delete","path":"/memories/notes/a.md"}`,
 			text:  "Successfully deleted /memories/notes/a.md",
 			calls: blob.Counts{Get: 1, Delete: 1}},
-		// A directory: Get the count and Put it marked changed, Delete finds
-		// no file, a List finds its files, then DeleteTree, or its fallback
-		// (a List and a Delete per file), and a List proves nothing is left.
+		// A directory: Delete (finds no file) and Get the count at once, a
+		// List finds its files, then DeleteTree, or its fallback (a List and
+		// a Delete per file), a List proves nothing is left, and the count,
+		// as a recount left it, is marked changed (a Put).
 		{name: "delete directory", files: counted(4), input: `{"command":"delete","path":"/memories/notes"}`,
 			text: "Successfully deleted /memories/notes",
 			mem:  blob.Counts{Get: 1, Delete: 1, List: 2, DeleteTree: 1, Put: 1}, plain: blob.Counts{Get: 1, Delete: 4, List: 3, Put: 1}},
@@ -269,6 +291,12 @@ func (l *listRecorder) List(ctx context.Context, prefix string) iter.Seq2[blob.I
 	l.seen = append(l.seen, prefix)
 	l.mu.Unlock()
 	return l.Store.List(ctx, prefix)
+}
+
+func (l *listRecorder) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = nil
 }
 
 func (l *listRecorder) prefixes() []string {
@@ -505,5 +533,73 @@ func TestNoRetries(t *testing.T) {
 	}
 	if c := counter.Counts(); c != (blob.Counts{Get: 1, Put: 1}) {
 		t.Errorf("calls: %+v, want one Get and one Put", c)
+	}
+}
+
+// A handler's next commands at the same scope write the count it
+// remembers without reading it: a create is its Put and the count's at
+// once, then its look (a List, and a Stat per ancestor); a file delete is
+// its Delete and the count's Get at once, and the next create takes the
+// deleted file off the count in its own write.
+func TestStorageCallsRemembered(t *testing.T) {
+	inner := mem.New(nil)
+	seed(t, inner, with(manyFiles("notes", 3), kept(3)))
+	counter := blob.NewCounter(inner)
+	h := newHandler(t, counter, memory.Options{})
+	if r := h.Create(t.Context(), "/memories/first.md", "x"); r.IsError {
+		t.Fatal(r.Text)
+	}
+	steps := []struct {
+		name  string
+		run   func() memory.Result
+		text  string
+		calls blob.Counts
+	}{
+		{"create at the root", func() memory.Result { return h.Create(t.Context(), "/memories/top.md", "x") },
+			"File created successfully at: /memories/top.md", blob.Counts{Put: 2, List: 1}},
+		{"create in a directory", func() memory.Result { return h.Create(t.Context(), "/memories/notes/new.md", "x") },
+			"File created successfully at: /memories/notes/new.md", blob.Counts{Put: 2, List: 1, Stat: 1}},
+		{"delete file", func() memory.Result { return h.Delete(t.Context(), "/memories/notes/new.md") },
+			"Successfully deleted /memories/notes/new.md", blob.Counts{Delete: 1, Get: 1}},
+		{"create after the delete", func() memory.Result { return h.Create(t.Context(), "/memories/again.md", "x") },
+			"File created successfully at: /memories/again.md", blob.Counts{Put: 2, List: 1}},
+	}
+	for _, st := range steps {
+		counter.Reset()
+		if got := st.run(); got.Text != st.text {
+			t.Errorf("%s: got %q, want %q", st.name, got.Text, st.text)
+		}
+		if got := counter.Counts(); got != st.calls {
+			t.Errorf("%s: calls %+v, want %+v", st.name, got, st.calls)
+		}
+	}
+	if st, ok := readCount(t, inner, memory.FileCountKey); !ok || st.Files != len(memoryFiles(t, inner, "")) {
+		t.Errorf("the count says %d files (found: %v), the store holds %d", st.Files, ok, len(memoryFiles(t, inner, "")))
+	}
+}
+
+// On the file store, which refuses a file and a directory of one name
+// itself (blob.Traits.ExclusiveNames), a create makes no look after its
+// write: its Put and the count's, at once, and nothing else; a name that
+// is a directory, or under a file, is still refused in SPEC's words.
+func TestFileStoreCreateCalls(t *testing.T) {
+	counter := blob.NewCounter(newFile(t))
+	h := newHandler(t, counter, memory.Options{})
+	for _, c := range []struct{ path, want string }{
+		{"/memories/first.md", "File created successfully at: /memories/first.md"},
+		{"/memories/d/x.md", "File created successfully at: /memories/d/x.md"},
+		{"/memories/d", "Error: File /memories/d already exists"},
+		{"/memories/first.md/y.md", "Error: The path /memories/first.md is a file, not a directory"},
+	} {
+		if got := h.Create(t.Context(), c.path, "x").Text; got != c.want {
+			t.Errorf("create %s: got %q, want %q", c.path, got, c.want)
+		}
+	}
+	counter.Reset()
+	if got, want := h.Create(t.Context(), "/memories/d/y.md", "y").Text, "File created successfully at: /memories/d/y.md"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got, want := counter.Counts(), (blob.Counts{Put: 2}); got != want {
+		t.Errorf("calls %+v, want %+v", got, want)
 	}
 }

@@ -18,26 +18,63 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(ErrRoot, msgDeleteRoot)
 	}
-	// The file count is read (and marked changed) before the delete and
-	// lowered after a file delete landed (count.go); a directory delete
-	// leaves it too high.
-	var count countRef
-	if h.maxFilesAt(key) >= 0 {
-		var err error
-		if count, err = h.readCount(ctx, h.countKey(key)); err != nil {
+	// A delete does not write the file count (count.go): it reads it, and
+	// leaves the file deleted to the next create's write of the count (a
+	// credit). A count that a recount left unchanged (Counted) is marked
+	// changed before the delete, so that a create refused as full
+	// recounts even when the delete stops halfway. The count is read
+	// first on a handler's first delete at the scope, or when it
+	// remembers the count as Counted; otherwise at the same time as the
+	// Delete, and marked after it if another writer recounted meanwhile.
+	var (
+		count    countRef
+		countErr error
+		err      error
+	)
+	counted := h.maxFilesAt(key) >= 0
+	ckey := h.countKey(key)
+	readFirst := false
+	if counted {
+		remembered, ok := h.counts.lookup(ckey)
+		readFirst = !ok || remembered.state.Counted
+	}
+	if readFirst {
+		if count, err = h.readCount(ctx, ckey); err != nil {
 			return h.storageFailure(ctx, c, c.path, err)
 		}
-		count = h.markChanged(ctx, count)
-	}
-	err := h.store.Delete(ctx, key, blob.Cond{})
-	switch {
-	case err == nil && count.exists:
-		h.subtract(ctx, count)
-	case errors.Is(err, blob.ErrNotExist):
-		err = h.deleteDir(ctx, key)
-		if errors.Is(err, blob.ErrNotExist) {
-			return errorResult(ErrNotFound, msgNotExist(c.path))
+		if count.state.Counted {
+			count = h.markChanged(ctx, count)
 		}
+		err = h.store.Delete(ctx, key, blob.Cond{})
+	} else {
+		concurrently(
+			func() { err = h.store.Delete(ctx, key, blob.Cond{}) },
+			func() {
+				if counted {
+					count, countErr = h.readCount(ctx, ckey)
+				}
+			},
+		)
+	}
+	if counted && err == nil && countErr == nil && count.exists {
+		h.counts.addCredit(ckey, count.state.Token) // the next create takes the file off
+	}
+	if errors.Is(err, blob.ErrNotExist) {
+		err = h.deleteDir(ctx, key) // a directory, or nothing
+	}
+	if counted && !readFirst && !errors.Is(err, blob.ErrNotExist) {
+		if countErr != nil { // the count's state is not known: read it again
+			count, countErr = h.readCount(context.WithoutCancel(ctx), ckey)
+		}
+		switch {
+		case countErr != nil:
+			h.countFailed(ctx, countErr)
+		case count.state.Counted: // recounted by another writer meanwhile
+			h.markChanged(context.WithoutCancel(ctx), count)
+		}
+	}
+	if errors.Is(err, blob.ErrNotExist) {
+		return errorResult(ErrNotFound, msgNotExist(c.path))
 	}
 	if err != nil {
 		return h.storageFailure(ctx, c, c.path, err)

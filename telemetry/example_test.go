@@ -36,9 +36,9 @@ func Example() {
 		fmt.Println(s.Name())
 	}
 	// Output:
+	// storage get
 	// storage stat
 	// storage list
-	// storage get
 	// storage list
 	// storage put
 	// storage put

@@ -24,14 +24,16 @@ func (c *countingIdentity) Unwrap(stanzas []*age.Stanza) ([]byte, error) {
 	return c.Identity.Unwrap(stanzas)
 }
 
-// TestFileKeyCache: a version read again costs no unwrap; a rewritten
-// object, or one altered in its header, misses; an object altered anywhere
-// is refused whether or not its file key is cached.
+// TestFileKeyCache: a version this store wrote, or read before, is read
+// with no unwrap; one it did not (here: after its cache is emptied, as in
+// another process), or one altered in its header, misses; an object
+// altered anywhere is refused whether or not its file key is cached.
 func TestFileKeyCache(t *testing.T) {
 	app, escrow := newX25519Key(t), newX25519Key(t)
 	id := &countingIdentity{Identity: app.id}
 	inner := mem.New(nil)
 	s := wrap(t, inner, Config{Recipients: []age.Recipient{app.recipient, escrow.recipient}, Identities: []age.Identity{id}})
+	forget := func() { s.(*store).fileKeys = newFileKeyCache(fileKeyCacheSize) }
 	ctx := t.Context()
 	const key = "notes/a.md"
 	wantUnwraps := func(what string, n int64) {
@@ -42,17 +44,23 @@ func TestFileKeyCache(t *testing.T) {
 	}
 	put(t, s, key, []byte("one"))
 	wantUnwraps("Put on a new store", 0)
+	if got := get(t, s, key); string(got) != "one" {
+		t.Fatalf("Get of what it wrote = %q", got)
+	}
+	wantUnwraps("Get of what it wrote", 0)
+	forget()
 	for i, want := range []int64{1, 0, 0} {
 		if got := get(t, s, key); string(got) != "one" {
 			t.Fatalf("Get %d = %q", i, got)
 		}
-		wantUnwraps("Get", want)
+		wantUnwraps("Get of a version it did not write", want)
 	}
 	put(t, s, key, []byte("two"))
+	forget()
 	if got := get(t, s, key); string(got) != "two" {
 		t.Fatalf("Get after a rewrite = %q", got)
 	}
-	wantUnwraps("Get after a rewrite", 1)
+	wantUnwraps("Get after a rewrite it does not remember", 1)
 
 	orig := raw(t, inner, key)
 	_, ourEnd, payload := regions(t, orig)

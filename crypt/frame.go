@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"filippo.io/age"
@@ -47,11 +48,46 @@ type frame struct {
 	mac     []byte
 }
 
+// sealed is an object as seal made it: its stored form, and the file key
+// of its age header with the header's hash, as decrypt would find them.
+type sealed struct {
+	data    []byte
+	header  [sha256.Size]byte
+	fileKey []byte
+}
+
+// remember tells cache the file key of s's header (nil: nothing), so that
+// reading the object back needs no key agreement.
+func (s sealed) remember(cache *fileKeyCache) { cache.put(s.header, s.fileKey) }
+
+// keepFileKey is a recipient that hands the file key age wraps on to the
+// recipient it holds, and keeps a copy.
+type keepFileKey struct {
+	age.Recipient
+	fileKey *[]byte
+}
+
+func (k keepFileKey) Wrap(fileKey []byte) ([]*age.Stanza, error) {
+	*k.fileKey = bytes.Clone(fileKey)
+	return k.Recipient.Wrap(fileKey)
+}
+
+// WrapWithLabels keeps the labels of the recipient it holds, which age
+// compares across recipients: one without labels has none.
+func (k keepFileKey) WrapWithLabels(fileKey []byte) ([]*age.Stanza, []string, error) {
+	*k.fileKey = bytes.Clone(fileKey)
+	if r, ok := k.Recipient.(age.RecipientWithLabels); ok {
+		return r.WrapWithLabels(fileKey)
+	}
+	s, err := k.Recipient.Wrap(fileKey)
+	return s, nil, err
+}
+
 // seal returns the stored form of content under key, encrypted to kr's
 // recipients and authenticated with macKey.
-func seal(kr *keyring, macKey []byte, key string, content []byte) ([]byte, error) {
+func seal(kr *keyring, macKey []byte, key string, content []byte) (sealed, error) {
 	if len(key) > 0xffff {
-		return nil, fmt.Errorf("crypt: key of %d bytes is too long to frame", len(key))
+		return sealed{}, fmt.Errorf("crypt: key of %d bytes is too long to frame", len(key))
 	}
 	f := make([]byte, 0, frameFixed+len(key)+len(content))
 	f = append(f, frameVersion)
@@ -63,27 +99,32 @@ func seal(kr *keyring, macKey []byte, key string, content []byte) ([]byte, error
 
 	var ct bytes.Buffer
 	ct.Grow(kr.kind.prelude() + ageNonce + len(f) + ageTag*(len(f)/ageChunk+1))
-	w, err := age.Encrypt(&ct, kr.recipients...)
+	var fileKey []byte
+	recipients := slices.Clone(kr.recipients)
+	if len(recipients) > 0 { // one is enough: every recipient wraps the same file key
+		recipients[0] = keepFileKey{Recipient: recipients[0], fileKey: &fileKey}
+	}
+	w, err := age.Encrypt(&ct, recipients...)
 	if err != nil {
-		return nil, fmt.Errorf("crypt: encrypting %q: %w", key, err)
+		return sealed{}, fmt.Errorf("crypt: encrypting %q: %w", key, err)
 	}
 	if _, err := w.Write(f); err != nil {
-		return nil, fmt.Errorf("crypt: encrypting %q: %w", key, err)
+		return sealed{}, fmt.Errorf("crypt: encrypting %q: %w", key, err)
 	}
 	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("crypt: encrypting %q: %w", key, err)
+		return sealed{}, fmt.Errorf("crypt: encrypting %q: %w", key, err)
 	}
 	hdr := headerLen(ct.Bytes())
 	pad := kr.kind.prelude() - len(magic) - 1 - hdr
 	if pad < 0 {
 		// compile checked the header size; age changed under us.
-		return nil, fmt.Errorf("crypt: age header of %d bytes does not fit the format", hdr)
+		return sealed{}, fmt.Errorf("crypt: age header of %d bytes does not fit the format", hdr)
 	}
 	out := make([]byte, 0, len(magic)+pad+1+ct.Len())
 	out = append(out, magic...)
 	out = append(out, strings.Repeat(" ", pad)...)
 	out = append(out, '\n')
-	return append(out, ct.Bytes()...), nil
+	return sealed{data: append(out, ct.Bytes()...), header: sha256.Sum256(ct.Bytes()[:hdr]), fileKey: fileKey}, nil
 }
 
 // headerLen returns the length of the header of the age file ageFile, which

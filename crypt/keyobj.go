@@ -137,7 +137,7 @@ func createKeyObj(ctx context.Context, inner blob.Store, kr *keyring) (k *keyObj
 	if err != nil {
 		return nil, false, err
 	}
-	_, err = inner.Put(ctx, keyObject, data, blob.Cond{IfAbsent: true})
+	_, err = inner.Put(ctx, keyObject, data.data, blob.Cond{IfAbsent: true})
 	if errors.Is(err, blob.ErrPrecondition) {
 		// Another process won (or a retry of our own write landed twice,
 		// which the check of its tags accepts): use what is stored.

@@ -135,7 +135,7 @@ func (r *rekeyer) rekeyKeyObject(ctx context.Context) (found bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		_, err = r.store.Put(ctx, keyObject, ct, blob.Cond{IfVersion: info.Version})
+		_, err = r.store.Put(ctx, keyObject, ct.data, blob.Cond{IfVersion: info.Version})
 		if !errors.Is(err, blob.ErrPrecondition) {
 			if err != nil {
 				return false, fmt.Errorf("crypt: rekey: writing the integrity key object: %w", err)
@@ -171,7 +171,7 @@ func (r *rekeyer) rekeyObject(ctx context.Context, key string) error {
 		if err != nil {
 			return err
 		}
-		_, err = r.store.Put(ctx, key, ct, blob.Cond{IfVersion: info.Version})
+		_, err = r.store.Put(ctx, key, ct.data, blob.Cond{IfVersion: info.Version})
 		if !errors.Is(err, blob.ErrPrecondition) {
 			return err
 		}

@@ -61,7 +61,7 @@ func (a *attacker) plantKey(t *testing.T, inner blob.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := inner.Put(t.Context(), keyObject, data, blob.Cond{}); err != nil {
+	if _, err := inner.Put(t.Context(), keyObject, data.data, blob.Cond{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -73,7 +73,7 @@ func (a *attacker) forge(t *testing.T, inner blob.Store, key, content string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := inner.Put(t.Context(), key, data, blob.Cond{}); err != nil {
+	if _, err := inner.Put(t.Context(), key, data.data, blob.Cond{}); err != nil {
 		t.Fatal(err)
 	}
 }

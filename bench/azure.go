@@ -86,6 +86,15 @@ func (f *azureFloor) replace(ctx context.Context) error {
 	return f.upload(ctx, data, etag)
 }
 
+func (f *azureFloor) create(ctx context.Context, data []byte) error {
+	star := azcore.ETagAny
+	_, err := f.blob.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
+		AccessConditions: &azblob.AccessConditions{
+			ModifiedAccessConditions: &azblob.ModifiedAccessConditions{IfNoneMatch: &star},
+		}})
+	return err
+}
+
 func (f *azureFloor) cleanup(ctx context.Context) error {
 	_, err := f.blob.Delete(ctx, nil)
 	return err

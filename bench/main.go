@@ -189,7 +189,7 @@ func runTarget(ctx context.Context, e *env, name string, p plan, rep *report, lo
 	}
 	cmds, err := runCommands(ctx, t, bud, logf)
 	rep.cmds = append(rep.cmds, cmds...)
-	if err != nil {
+	if err != nil || *commandsOnly != "" {
 		return err
 	}
 	if err := wipe(ctx, t.store); err != nil {

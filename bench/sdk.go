@@ -15,12 +15,12 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// sdkFloor issues the requests of a file view and of a str_replace with the
-// backend's own client, on an object of its own (outside the store), with
-// none of the Store's work: no key checks, no write ids, no error mapping.
-// It is the cheapest way to do the same thing with the same guarantees of
-// the server (a conditional write), except where a type's comment says
-// otherwise.
+// sdkFloor issues the requests of a file view, a str_replace, a create and
+// a delete with the backend's own client, on an object of its own (outside
+// the store), with none of the Store's work: no key checks, no write ids,
+// no error mapping, no memory tree. It is the cheapest way to do the same
+// thing with the same guarantees of the server (a conditional write),
+// except where a type's comment says otherwise.
 type sdkFloor interface {
 	// setup writes data as the object.
 	setup(ctx context.Context, data []byte) error
@@ -29,6 +29,9 @@ type sdkFloor interface {
 	// replace reads the object and writes the bytes read back, on the
 	// condition that it still has the version read.
 	replace(ctx context.Context) error
+	// create writes data as the object on the condition that it does not
+	// exist.
+	create(ctx context.Context, data []byte) error
 	// cleanup deletes the object.
 	cleanup(ctx context.Context) error
 }
@@ -69,6 +72,14 @@ func (f *s3Floor) replace(ctx context.Context) error {
 	_, err = f.client.PutObject(ctx, &awss3.PutObjectInput{
 		Bucket: &f.bucket, Key: &f.key, Body: bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))), IfMatch: etag,
+	})
+	return err
+}
+
+func (f *s3Floor) create(ctx context.Context, data []byte) error {
+	_, err := f.client.PutObject(ctx, &awss3.PutObjectInput{
+		Bucket: &f.bucket, Key: &f.key, Body: bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))), IfNoneMatch: aws.String("*"),
 	})
 	return err
 }
@@ -119,22 +130,39 @@ func (f *gcsFloor) replace(ctx context.Context) error {
 	return f.write(ctx, f.obj.If(storage.Conditions{GenerationMatch: gen}), data)
 }
 
+func (f *gcsFloor) create(ctx context.Context, data []byte) error {
+	return f.write(ctx, f.obj.If(storage.Conditions{DoesNotExist: true}), data)
+}
+
 func (f *gcsFloor) cleanup(ctx context.Context) error { return f.obj.Delete(ctx) }
 
 // redisFloor keeps the object in a hash (fields d: data, v: version): one
 // HMGET; an HMGET + one script that writes only if the version is
-// unchanged (the least a compare-and-swap needs in Redis).
+// unchanged (the least a compare-and-swap needs in Redis); one HSETNX of
+// the version and, when it set it, one HSET of the data, in one script;
+// one DEL.
 type redisFloor struct {
-	client goredis.UniversalClient
-	key    string
-	cas    *goredis.Script
+	client      goredis.UniversalClient
+	key         string
+	cas, absent *goredis.Script
 }
 
 func newRedisFloor(client goredis.UniversalClient, key string) *redisFloor {
 	return &redisFloor{client: client, key: key, cas: goredis.NewScript(`
 if redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'd', ARGV[2], 'v', tostring(tonumber(ARGV[1]) + 1))
+return 1`), absent: goredis.NewScript(`
+if redis.call('HSETNX', KEYS[1], 'v', '1') == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'd', ARGV[1])
 return 1`)}
+}
+
+func (f *redisFloor) create(ctx context.Context, data []byte) error {
+	n, err := f.absent.Run(ctx, f.client, []string{f.key}, data).Int()
+	if err == nil && n != 1 {
+		err = errors.New("redis floor: the object exists")
+	}
+	return err
 }
 
 func (f *redisFloor) setup(ctx context.Context, data []byte) error {
@@ -205,12 +233,7 @@ func (f *fileFloor) write(data []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	d, err := os.Open(f.dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return f.syncDir()
 }
 
 func (f *fileFloor) view(context.Context) error {
@@ -226,4 +249,44 @@ func (f *fileFloor) replace(context.Context) error {
 	return f.write(data)
 }
 
-func (f *fileFloor) cleanup(context.Context) error { return os.Remove(f.path()) }
+// create writes a temporary file, fsyncs it, links it at the path (which
+// fails if the path exists), removes the temporary name and fsyncs the
+// directory: a durable create-only write.
+func (f *fileFloor) create(_ context.Context, data []byte) error {
+	tmp, err := os.CreateTemp(f.dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp.Name(), f.path())
+	}
+	if err != nil {
+		return err
+	}
+	return f.syncDir()
+}
+
+func (f *fileFloor) syncDir() error {
+	d, err := os.Open(f.dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// cleanup removes the file and fsyncs the directory: a durable delete.
+func (f *fileFloor) cleanup(context.Context) error {
+	if err := os.Remove(f.path()); err != nil {
+		return err
+	}
+	return f.syncDir()
+}

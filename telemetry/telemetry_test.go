@@ -267,10 +267,10 @@ func TestMetrics(t *testing.T) {
 		},
 		telemetry.MetricStorageDuration: {
 			"cloudmem.storage.backend=mem cloudmem.storage.operation=delete cloudmem.storage.result=ok: 1",
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=get cloudmem.storage.result=not_found: 1", // no file count yet
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=get cloudmem.storage.result=ok: 3",        // view, str_replace, delete's file count
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=list cloudmem.storage.result=ok: 3",       // create: beneath, the count, beneath
-			"cloudmem.storage.backend=mem cloudmem.storage.operation=put cloudmem.storage.result=ok: 6",        // create 3, the second create's count and its taking back, str_replace
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=get cloudmem.storage.result=not_found: 1",           // no file count yet
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=get cloudmem.storage.result=ok: 3",                  // view, str_replace, delete's file count
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=list cloudmem.storage.result=ok: 3",                 // create: beneath, the count, beneath
+			"cloudmem.storage.backend=mem cloudmem.storage.operation=put cloudmem.storage.result=ok: 6",                  // create 3, the second create's count and its taking back, str_replace
 			"cloudmem.storage.backend=mem cloudmem.storage.operation=put cloudmem.storage.result=precondition_failed: 1", // the second create's file
 			"cloudmem.storage.backend=mem cloudmem.storage.operation=stat cloudmem.storage.result=not_found: 1",
 			"cloudmem.storage.backend=mem cloudmem.storage.operation=stat cloudmem.storage.result=ok: 1", // the second create finds the file

@@ -214,11 +214,19 @@ func (f *fileFloor) path() string { return filepath.Join(f.dir, "notes.md") }
 
 func (f *fileFloor) setup(_ context.Context, data []byte) error { return f.write(data) }
 
-func (f *fileFloor) write(data []byte) error {
+// write is a durable atomic replace: a temporary file, fsync, rename,
+// fsync of the directory.
+func (f *fileFloor) write(data []byte) error { return f.place(data, os.Rename) }
+
+// place writes data to a temporary file, fsyncs it, puts it at the path
+// with put (os.Rename replaces, os.Link fails if the path exists), removes
+// the temporary name if it is left, and fsyncs the directory.
+func (f *fileFloor) place(data []byte, put func(oldpath, newpath string) error) error {
 	tmp, err := os.CreateTemp(f.dir, ".tmp-*")
 	if err != nil {
 		return err
 	}
+	defer os.Remove(tmp.Name()) // gone after a rename: no error to report
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
@@ -227,10 +235,9 @@ func (f *fileFloor) write(data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), f.path())
+		err = put(tmp.Name(), f.path())
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
 	return f.syncDir()
@@ -249,30 +256,9 @@ func (f *fileFloor) replace(context.Context) error {
 	return f.write(data)
 }
 
-// create writes a temporary file, fsyncs it, links it at the path (which
-// fails if the path exists), removes the temporary name and fsyncs the
-// directory: a durable create-only write.
-func (f *fileFloor) create(_ context.Context, data []byte) error {
-	tmp, err := os.CreateTemp(f.dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Link(tmp.Name(), f.path())
-	}
-	if err != nil {
-		return err
-	}
-	return f.syncDir()
-}
+// create is a durable create-only write: as write, with a link (which
+// fails if the path exists) in place of the rename.
+func (f *fileFloor) create(_ context.Context, data []byte) error { return f.place(data, os.Link) }
 
 func (f *fileFloor) syncDir() error {
 	d, err := os.Open(f.dir)

@@ -95,24 +95,7 @@ func BenchmarkViewOverFileInterleaved(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var times [2][]time.Duration
-	for b.Loop() {
-		for i, s := range stores {
-			start := time.Now()
-			if _, _, err := s.Get(b.Context(), "notes/prefs.md", blob.MaxObjectBytes); err != nil {
-				b.Fatal(err)
-			}
-			times[i] = append(times[i], time.Since(start))
-		}
-	}
-	median := func(d []time.Duration) float64 {
-		slices.Sort(d)
-		return float64(d[len(d)/2].Nanoseconds())
-	}
-	p, e := median(times[0]), median(times[1])
-	b.ReportMetric(p, "plain-ns/view")
-	b.ReportMetric(e, "age-ns/view")
-	b.ReportMetric(e/p, "ratio")
+	interleavedViews(b, stores, nil)
 }
 
 // BenchmarkViewAfterWriteInterleaved writes the 2 KB file, untimed, then
@@ -125,14 +108,25 @@ func BenchmarkViewAfterWriteInterleaved(b *testing.B) {
 	plain := fileStore(b)
 	enc := mustWrap(b, fileStore(b), newConfig(b, crypt.GenerateIdentity))
 	stores := []blob.Store{plain, enc}
+	interleavedViews(b, stores, func(s blob.Store) {
+		if _, err := s.Put(b.Context(), "notes/prefs.md", memoryFile, blob.Cond{}); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// interleavedViews reads notes/prefs.md from stores[0] (plain) and
+// stores[1] (encrypted), alternately in each iteration, after the untimed
+// before (nil: none), and reports each one's median read and their ratio.
+func interleavedViews(b *testing.B, stores []blob.Store, before func(blob.Store)) {
 	var times [2][]time.Duration
 	for b.Loop() {
 		for i, s := range stores {
-			b.StopTimer()
-			if _, err := s.Put(b.Context(), "notes/prefs.md", memoryFile, blob.Cond{}); err != nil {
-				b.Fatal(err)
+			if before != nil {
+				b.StopTimer()
+				before(s)
+				b.StartTimer()
 			}
-			b.StartTimer()
 			start := time.Now()
 			if _, _, err := s.Get(b.Context(), "notes/prefs.md", blob.MaxObjectBytes); err != nil {
 				b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
 )
 
 var (
@@ -41,7 +42,21 @@ var (
 	// ErrTooLarge: the object is over the read limit (memory.ReadLimit of
 	// the store it is in): it is not read, and not moved.
 	ErrTooLarge = errors.New("transfer: over the read limit")
+	// ErrRefused: the destination's memory rules refused the file: it is
+	// over the destination's file size limit, or the destination holds as
+	// many files as its limit allows. The Reason is the memory tool's own
+	// text (docs/spec.md, create).
+	ErrRefused = errors.New("transfer: refused by the destination's limits")
 )
+
+// memoryText is the text of a memory.Error (the memory tool's own wording,
+// without "Error: "), or err's text for any other error.
+func memoryText(err error) string {
+	if me, ok := errors.AsType[*memory.Error](err); ok {
+		return me.Msg
+	}
+	return err.Error()
+}
 
 // tooLarge is the Problem of an object over its store's read limit; err
 // is the store's *blob.TooLargeError when a Get found it, else nil and
@@ -62,7 +77,7 @@ func tooLarge(key, where string, size, limit int64, err error) Problem {
 type Problem struct {
 	Key    string // the file's key (notes/a.md), or its name as the input spells it
 	Reason string // what is wrong, in a few words
-	Kind   error  // ErrDiffers, ErrConflict, ErrMismatch, ErrInvalidInput, ErrClash or ErrTooLarge
+	Kind   error  // ErrDiffers, ErrConflict, ErrMismatch, ErrInvalidInput, ErrClash, ErrTooLarge or ErrRefused
 }
 
 // String returns "KEY: REASON".

@@ -52,8 +52,8 @@ type CopyStats struct {
 // written. Files that cannot be copied (ErrDiffers, ErrConflict, ErrClash,
 // ErrRefused) are returned together as a *ProblemsError once every other
 // file is copied;
-// any other failure stops the copy, wrapped with "source:" or
-// "destination:", with what was copied left in place. Copy does not close
+// any other failure stops the copy, as a *StoreError naming the store it
+// came from, with what was copied left in place. Copy does not close
 // either store.
 func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStats, error) {
 	if opts == nil {
@@ -61,7 +61,7 @@ func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStat
 	}
 	files, err := memoryFiles(ctx, src)
 	if err != nil {
-		return CopyStats{}, fmt.Errorf("source: %w", err)
+		return CopyStats{}, storeError(Source, err)
 	}
 	if len(files) == 0 {
 		return CopyStats{}, ErrEmptySource
@@ -70,7 +70,7 @@ func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStat
 	// allows, once copied, is compared (and skipped) on the next run.
 	gate, err := newGate(dst)
 	if err != nil {
-		return CopyStats{}, fmt.Errorf("destination: %w", err)
+		return CopyStats{}, storeError(Destination, err)
 	}
 	srcLimit := memory.ReadLimit(src)
 	cp := &copier{src: src, dst: dst, gate: gate, srcLimit: srcLimit, dstLimit: max(srcLimit, memory.ReadLimit(dst)),
@@ -153,7 +153,7 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("source: reading %s: %w", key, err)
+		return storeError(Source, fmt.Errorf("reading %s: %w", key, err))
 	}
 	sum := sha256.Sum256(data)
 	exists := false // the last write found the name taken
@@ -173,7 +173,7 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 		case err == nil:
 			ifVersion = info.Version
 		case !errors.Is(err, blob.ErrNotExist):
-			return fmt.Errorf("destination: reading %s: %w", key, err)
+			return storeError(Destination, fmt.Errorf("reading %s: %w", key, err))
 		case exists: // taken, yet no file: a directory
 			cp.problem(Problem{Key: key, Reason: "the destination has a directory of this name", Kind: ErrClash})
 			return nil
@@ -192,7 +192,7 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 			cp.problem(Problem{Key: key, Reason: memoryText(err), Kind: ErrRefused})
 			return nil
 		default:
-			return fmt.Errorf("destination: writing %s: %w", key, err)
+			return storeError(Destination, fmt.Errorf("writing %s: %w", key, err))
 		}
 	}
 	cp.problem(Problem{Key: key, Kind: ErrConflict, Reason: fmt.Sprintf(
@@ -236,18 +236,18 @@ type VerifyStats struct {
 // is in dst with the same SHA-256. Files dst holds beyond src's are counted
 // in Extra, not reported. Each difference is a Problem of kind ErrMismatch,
 // returned together as a *ProblemsError; any other failure is returned
-// wrapped with "source:" or "destination:".
+// as a *StoreError naming the store it came from.
 func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (VerifyStats, error) {
 	if opts == nil {
 		opts = &VerifyOptions{}
 	}
 	srcFiles, err := memoryFiles(ctx, src)
 	if err != nil {
-		return VerifyStats{}, fmt.Errorf("source: %w", err)
+		return VerifyStats{}, storeError(Source, err)
 	}
 	dstFiles, err := memoryFiles(ctx, dst)
 	if err != nil {
-		return VerifyStats{}, fmt.Errorf("destination: %w", err)
+		return VerifyStats{}, storeError(Destination, err)
 	}
 	inDst := make(map[string]bool, len(dstFiles))
 	for _, f := range dstFiles {
@@ -296,7 +296,7 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("source: %w", err)
+			return storeError(Source, err)
 		}
 		b, err := hashOfLimit(ctx, dst, key, max(srcLimit, memory.ReadLimit(dst)))
 		if errors.Is(err, blob.ErrTooLarge) {
@@ -305,7 +305,7 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("destination: %w", err)
+			return storeError(Destination, err)
 		}
 		var p Problem
 		switch {

@@ -49,6 +49,44 @@ var (
 	ErrRefused = errors.New("transfer: refused by the destination's limits")
 )
 
+// Side names one of the two stores of Copy or Verify.
+type Side int
+
+// The two sides.
+const (
+	Source Side = iota + 1
+	Destination
+)
+
+// String is "source" or "destination".
+func (s Side) String() string {
+	if s == Source {
+		return "source"
+	}
+	return "destination"
+}
+
+// StoreError is a failure of one of the two stores of Copy or Verify
+// (listing, reading or writing it) that stopped the whole operation. Its
+// text is "source: " or "destination: " and Err's; Err is the store's or
+// the memory handler's error, reachable with errors.Is and errors.As.
+type StoreError struct {
+	Side Side
+	Err  error
+}
+
+func (e *StoreError) Error() string { return e.Side.String() + ": " + e.Err.Error() }
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// storeError returns err as a failure of side, or err itself when it is
+// already a *StoreError.
+func storeError(side Side, err error) error {
+	if _, ok := errors.AsType[*StoreError](err); ok {
+		return err
+	}
+	return &StoreError{Side: side, Err: err}
+}
+
 // memoryText is the text of a memory.Error (the memory tool's own wording,
 // without "Error: "), or err's text for any other error.
 func memoryText(err error) string {

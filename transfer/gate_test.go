@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"iter"
 	"maps"
 	"testing"
 
@@ -77,4 +78,31 @@ func TestTransfersKeepTheDestinationRules(t *testing.T) {
 		}
 		check(t, dst, err, "c.md")
 	})
+}
+
+// TestStoreErrorNamesTheSide checks that a failure that stops Copy names
+// the store it came from as a *StoreError (the CLI words it SRC or DST
+// without reading the text), keeping the cause reachable.
+func TestStoreErrorNamesTheSide(t *testing.T) {
+	ctx := context.Background()
+	src := storeWith(t, map[string]string{"a.md": "a"})
+	_, err := Copy(ctx, src, blob.ReadOnly(storeWith(t, nil)), nil)
+	se, ok := errors.AsType[*StoreError](err)
+	if !ok || se.Side != Destination || !errors.Is(err, memory.ErrReadOnly) ||
+		err.Error() != "destination: writing a.md: The memory directory is read-only: write is not allowed" {
+		t.Errorf("Copy to a read-only store: %v (%#v)", err, se)
+	}
+	_, err = Verify(ctx, src, failingList{storeWith(t, nil)}, nil)
+	if se, ok := errors.AsType[*StoreError](err); !ok || se.Side != Destination || !errors.Is(err, errListing) {
+		t.Errorf("Verify with a failing destination: %v", err)
+	}
+}
+
+var errListing = errors.New("the listing failed")
+
+// failingList is a store whose List fails.
+type failingList struct{ blob.Store }
+
+func (f failingList) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	return func(yield func(blob.Info, error) bool) { yield(blob.Info{}, errListing) }
 }

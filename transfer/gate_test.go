@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"iter"
+	"log/slog"
 	"maps"
 	"testing"
 

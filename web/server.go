@@ -107,7 +107,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.routes()
-	s.h = headers(http.NewCrossOriginProtection().Handler(s.mux))
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, nil, http.StatusForbidden, msgCSRF)
+	}))
+	s.h = headers(cop.Handler(s.mux))
 	return s, nil
 }
 

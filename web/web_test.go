@@ -206,7 +206,7 @@ func TestEmptyTree(t *testing.T) {
 }
 
 // png is the smallest PNG header memory.ImageType accepts.
-const png = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+const pngHeader = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 func TestFile(t *testing.T) {
 	f := newFixture(t, web.Options{})
@@ -223,13 +223,13 @@ func TestFile(t *testing.T) {
 <p class="h1">Title</p>
 <p>line &lt;two&gt;</p>
 </div>`)
-	if err := f.h.Write(context.Background(), "/memories/pic.png", []byte(png), ""); err != nil {
+	if err := f.h.Write(context.Background(), "/memories/pic.png", []byte(pngHeader), ""); err != nil {
 		t.Fatal(err)
 	}
 	want(t, f.get("/file?path=/memories/pic.png"), http.StatusOK,
 		`<p class="image"><img src="/raw?path=%2fmemories%2fpic.png" alt="/memories/pic.png"></p>`)
 	raw := f.get("/raw?path=/memories/pic.png")
-	if raw.Code != http.StatusOK || raw.Body.String() != png || raw.Header().Get("Content-Type") != "image/png" ||
+	if raw.Code != http.StatusOK || raw.Body.String() != pngHeader || raw.Header().Get("Content-Type") != "image/png" ||
 		raw.Header().Get("Content-Security-Policy") != "default-src 'none'; sandbox" {
 		t.Errorf("raw image: %d %q %v", raw.Code, raw.Body.String(), raw.Header())
 	}

@@ -293,13 +293,7 @@ func TestHistoryAndDiff(t *testing.T) {
 </tbody>`, p, ids[1], ids[0]))
 	want(t, f.get("/diff?path=/memories/a.md&from="+ids[0]+"&to="+ids[1]), http.StatusOK,
 		`<p class="meta">From version `+ids[0]+` to version `+ids[1]+` · <a href="/history?path=%2fmemories%2fa.md">History</a></p>
-<pre class="diff"><span class="head">--- /memories/a.md@`+ids[0]+`</span>
-<span class="head">&#43;&#43;&#43; /memories/a.md@`+ids[1]+`</span>
-<span class="hunk">@@ -1,2 &#43;1,2 @@</span>
-<span class="same"> one</span>
-<span class="del">-two</span>
-<span class="add">&#43;three</span>
-</pre>`)
+<pre class="diff"><span class="head">--- /memories/a.md@`+ids[0]+`</span><span class="head">&#43;&#43;&#43; /memories/a.md@`+ids[1]+`</span><span class="hunk">@@ -1,2 &#43;1,2 @@</span><span class="same"> one</span><span class="del">-two</span><span class="add">&#43;three</span></pre>`)
 	want(t, f.get("/diff?path=/memories/a.md&from="+ids[1]), http.StatusOK,
 		`<p class="empty">The two have the same content.</p>`)
 	want(t, f.get("/diff?path=/memories/a.md"), http.StatusNotFound)
@@ -366,12 +360,7 @@ func TestRestore(t *testing.T) {
 	want(t, w, http.StatusOK,
 		`<h1>Restore /memories/a.md to version `+ids[0]+`?</h1>
 <p class="confirm">This writes the content of version `+ids[0]+` (5 bytes, written 2026-12-01 09:01:00 UTC by agent-1) back to /memories/a.md, as a new version recorded with you, lead@laptop, as its author. Nothing is deleted: the content the file holds now stays in its history. If the file changes before you confirm, nothing is written.</p>`,
-		`<pre class="diff"><span class="head">--- /memories/a.md</span>
-<span class="head">&#43;&#43;&#43; /memories/a.md@`+ids[0]+`</span>
-<span class="hunk">@@ -1 &#43;1 @@</span>
-<span class="del">-bad</span>
-<span class="add">&#43;good</span>
-</pre>`)
+		`<pre class="diff"><span class="head">--- /memories/a.md</span><span class="head">&#43;&#43;&#43; /memories/a.md@`+ids[0]+`</span><span class="hunk">@@ -1 &#43;1 @@</span><span class="del">-bad</span><span class="add">&#43;good</span></pre>`)
 	csrf := csrfOf(t, w.Body.String())
 	form := url.Values{"path": {"/memories/a.md"}, "version": {ids[0]}}
 	// Without the CSRF token, or with another, nothing changes.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cloudmem/cloudmem/mcpserver"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/web"
 )
@@ -43,7 +45,11 @@ func newWebCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv, done, err := a.webServer(cmd, f)
+			tokens, err := a.mcpTokens(f.tokenFile)
+			if err != nil {
+				return err
+			}
+			srv, done, err := a.webServer(ctx, tokens, f.actor, f.readOnly)
 			if err != nil {
 				return err
 			}
@@ -82,27 +88,22 @@ func newWebCmd(a *app) *cobra.Command {
 }
 
 // webServer opens the store with its history and returns the console over
-// it, and the function that closes the store.
-func (a *app) webServer(cmd *cobra.Command, f webFlags) (*web.Server, func(), error) {
-	tokens, err := a.mcpTokens(f.tokenFile)
-	if err != nil {
-		return nil, nil, err
-	}
+// it, for the tokens (nil or empty: none), and the function that closes the
+// store.
+func (a *app) webServer(ctx context.Context, tokens *mcpserver.Tokens, actor string, readOnlyConsole bool) (*web.Server, func(), error) {
 	acc := readWrite
-	if f.readOnly {
+	if readOnlyConsole {
 		acc = readOnly
 	}
-	hs, done, err := a.openHistory(cmd.Context(), acc)
+	hs, done, err := a.openHistory(ctx, acc)
 	if err != nil {
 		return nil, nil, err
 	}
-	actor := f.actor
 	if actor == "" {
 		actor = defaultActor(a.getenv)
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, nil))
-	srv, err := web.New(web.Options{History: hs, Memory: a.instrumentOptions(memory.Options{}), ReadOnly: f.readOnly,
-		Tokens: tokens, Actor: actor, Logger: log})
+	srv, err := web.New(web.Options{History: hs, Memory: a.instrumentOptions(memory.Options{}), ReadOnly: readOnlyConsole,
+		Tokens: tokens, Actor: actor, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))})
 	if err != nil {
 		done()
 		return nil, nil, err

@@ -119,9 +119,8 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "login", nil, page{Title: "Log in"})
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBytes)
 	token := r.PostFormValue("token")
-	if _, ok := s.opts.Tokens.Lookup(token); !ok || token == "" {
+	if _, ok := s.opts.Tokens.Lookup(token); !ok || token == "" || len(token) > maxTokenBytes {
 		s.render(w, r, http.StatusUnauthorized, "login", nil, page{Title: "Log in", Error: msgBadToken})
 		return
 	}

@@ -118,7 +118,11 @@ func New(opts Options) (*Server, error) {
 // ServeHTTP serves the console.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.h.ServeHTTP(w, r) }
 
-// headers sets the headers every response carries.
+// maxFormBytes bounds a request's body: the console's forms hold a path,
+// a version, a token and a CSRF token.
+const maxFormBytes = 16 << 10
+
+// headers sets the headers every response carries, and bounds the body.
 func headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -129,6 +133,9 @@ func headers(next http.Handler) http.Handler {
 		h.Set("Cache-Control", "no-store")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		}
 		next.ServeHTTP(w, r)
 	})
 }

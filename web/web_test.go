@@ -616,6 +616,8 @@ func TestLogin(t *testing.T) {
 	want(t, f.post("/login", url.Values{"token": {"wrong-token-0123456789"}}, nil), http.StatusUnauthorized,
 		`<p class="error" role="alert">That token is not valid. Paste the whole token you were given.</p>`)
 	want(t, f.get("/tree", &http.Cookie{Name: web.CookieName, Value: "bm9wZQ"}), http.StatusSeeOther)
+	// A body over the bound is not read: the form has no token.
+	want(t, f.post("/login", url.Values{"token": {"alice-token-0123456789"}, "pad": {strings.Repeat("x", 20<<10)}}, nil), http.StatusUnauthorized)
 
 	c := f.login("alice-token-0123456789")
 	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/" {

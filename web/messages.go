@@ -16,7 +16,6 @@ const (
 	msgReadOnly    = "You can read this store but not change it, so nothing was changed."
 	msgNotFound    = "There is no such page."
 	msgNoImage     = "This file is not an image."
-	msgNoQuery     = "Type some words to search for."
 )
 
 func msgNoFile(path string) string {

@@ -244,6 +244,8 @@ func TestFile(t *testing.T) {
 	}
 	want(t, f.get("/file?path=/memories/blob.bin"), http.StatusOK,
 		`<p class="empty">This file is 3 bytes of binary content, which is not shown.</p>`)
+	f.create("agent", "/memories/empty.md", "")
+	want(t, f.get("/file?path=/memories/empty.md"), http.StatusOK, `<p class="empty">This file is empty.</p>`)
 	want(t, f.get("/file?path=/memories"), http.StatusBadRequest)
 	want(t, f.get("/file?path=/memories/none.md"), http.StatusNotFound,
 		`<p class="error" role="alert">The path /memories/none.md does not exist</p>`)
@@ -386,6 +388,8 @@ func TestRestore(t *testing.T) {
 	if v := vs[2]; v.Actor != "lead@laptop" || v.RestoredFrom != ids[0] {
 		t.Errorf("the restore's version: %+v", v)
 	}
+	want(t, f.get("/restore?path=/memories/a.md&version="+ids[0]), http.StatusOK,
+		`<p class="empty">The file holds this content now: the restore writes it again, as a new version.</p>`)
 	// A version that is no longer there, or a deletion, is refused.
 	form.Set("version", "0123456789abcdef")
 	want(t, f.post("/restore", form, nil), http.StatusNotFound,

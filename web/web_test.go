@@ -233,6 +233,12 @@ func TestFile(t *testing.T) {
 		raw.Header().Get("Content-Security-Policy") != "default-src 'none'; sandbox" {
 		t.Errorf("raw image: %d %q %v", raw.Code, raw.Body.String(), raw.Header())
 	}
+	pic := f.ids("pic.png")
+	want(t, f.get("/file?path=/memories/pic.png&version="+pic[0]), http.StatusOK,
+		`<p class="image"><img src="/raw?path=%2fmemories%2fpic.png&amp;version=`+pic[0]+`" alt="/memories/pic.png"></p>`)
+	if raw := f.get("/raw?path=/memories/pic.png&version=" + pic[0]); raw.Code != http.StatusOK || raw.Body.String() != pngHeader {
+		t.Errorf("raw image version: %d %q", raw.Code, raw.Body.String())
+	}
 	// An SVG, or HTML named .png, is never served raw.
 	f.create("agent", "/memories/x.svg", `<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`)
 	f.create("agent", "/memories/fake.png", "<html><script>alert(1)</script></html>")

@@ -238,7 +238,7 @@ func (s *Server) content(r *http.Request, se *session, key, id string) ([]byte, 
 		return data, nil, err
 	}
 	skey, _, ok := storeKey(se.scope.tenant, key)
-	if !ok {
+	if !ok || key == "" {
 		return nil, nil, &memory.Error{Kind: memory.ErrNotFound, Msg: msgNoFile(memory.PathOf(key))}
 	}
 	data, v, err := s.opts.History.Show(r.Context(), skey, id)
@@ -327,7 +327,7 @@ func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request, se *sessio
 // oldest first, with the paths as the session sees them (see showPaths).
 func (s *Server) versions(r *http.Request, se *session, key string) ([]history.Version, error) {
 	skey, _, ok := storeKey(se.scope.tenant, key)
-	if !ok {
+	if !ok || key == "" {
 		return nil, &memory.Error{Kind: memory.ErrNotFound, Msg: msgNoFile(memory.PathOf(key))}
 	}
 	vs, err := s.opts.History.History(r.Context(), skey)

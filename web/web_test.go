@@ -305,6 +305,7 @@ func TestHistoryAndDiff(t *testing.T) {
 	want(t, f.get("/diff?path=/memories/a.md&from="+ids[1]), http.StatusOK,
 		`<p class="empty">The two have the same content.</p>`)
 	want(t, f.get("/diff?path=/memories/a.md"), http.StatusNotFound)
+	want(t, f.get("/history?path=/memories"), http.StatusNotFound, `<p class="error" role="alert">There is no file /memories.</p>`)
 	want(t, f.get("/history?path=/memories/none.md"), http.StatusNotFound,
 		`<p class="error" role="alert">/memories/none.md has no recorded versions and no file.</p>`)
 }

@@ -95,6 +95,11 @@ type HTTPOptions struct {
 	Version string
 	// Logger receives the server's log. Nil means slog.Default().
 	Logger *slog.Logger
+	// Fallback, if set, serves the requests for every path other than
+	// MCPPath and HealthPath (say the web console, package web, so that
+	// one service serves both), instead of 404. It does its own
+	// authentication.
+	Fallback http.Handler
 }
 
 // HTTP is an http.Handler serving MCP over streamable HTTP at MCPPath and
@@ -191,7 +196,8 @@ func (h *HTTP) verify(_ context.Context, token string, _ *http.Request) (*auth.T
 	return &auth.TokenInfo{UserID: t.Name, Extra: map[string]any{"tenant": t}}, nil
 }
 
-// ServeHTTP routes a request: MCPPath, HealthPath, or 404.
+// ServeHTTP routes a request: MCPPath, HealthPath, else HTTPOptions.Fallback
+// or 404.
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case HealthPath:
@@ -212,6 +218,10 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.mcp.ServeHTTP(w, r)
 	default:
+		if h.opts.Fallback != nil {
+			h.opts.Fallback.ServeHTTP(w, r)
+			return
+		}
 		http.NotFound(w, r)
 	}
 }

@@ -114,7 +114,8 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request, se *session) {
 		if !ok { // not reached: key is skey
 			return &memory.Error{Kind: memory.ErrNotFound, Msg: msgNoFile(t.Path)}
 		}
-		return h.Write(ctx, memory.PathOf(k), data, ifVersion)
+		_, err := h.Write(ctx, memory.PathOf(k), data, ifVersion)
+		return err
 	})
 	if err != nil {
 		s.failErr(w, r, se, t.Path, t.Version.ID, err)

@@ -165,7 +165,7 @@ func TestBrowser(t *testing.T) {
 	f.create("agent-1", "/memories/customers/acme.md", "Contact: Jane Doe\nAPI key: sk-live-51Habc123\nPrefers email.\n")
 	f.replace("agent-3", "/memories/customers/acme.md", "API key: sk-live-51Habc123", "API key: (in the vault)")
 	f.create("agent-2", "/memories/notes/standup.md", "Daily at 9:30, room 4.\n")
-	if err := f.h.Write(memory.WithActor(context.Background(), "agent-2"), "/memories/diagrams/flow.png", pngImage(t), ""); err != nil {
+	if _, err := f.h.Write(memory.WithActor(context.Background(), "agent-2"), "/memories/diagrams/flow.png", pngImage(t), ""); err != nil {
 		t.Fatal(err)
 	}
 	hostileName := `/memories/<img src=x onerror=alert("name")>.md`

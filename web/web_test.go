@@ -223,7 +223,7 @@ func TestFile(t *testing.T) {
 <p class="h1">Title</p>
 <p>line &lt;two&gt;</p>
 </div>`)
-	if err := f.h.Write(context.Background(), "/memories/pic.png", []byte(pngHeader), ""); err != nil {
+	if _, err := f.h.Write(context.Background(), "/memories/pic.png", []byte(pngHeader), ""); err != nil {
 		t.Fatal(err)
 	}
 	want(t, f.get("/file?path=/memories/pic.png"), http.StatusOK,
@@ -245,7 +245,7 @@ func TestFile(t *testing.T) {
 	for _, p := range []string{"/memories/x.svg", "/memories/fake.png", "/memories/a.md"} {
 		want(t, f.get("/raw?path="+p), http.StatusUnsupportedMediaType, `<p class="error" role="alert">This file is not an image.</p>`)
 	}
-	if err := f.h.Write(context.Background(), "/memories/blob.bin", []byte{0xff, 0xfe, 0}, ""); err != nil {
+	if _, err := f.h.Write(context.Background(), "/memories/blob.bin", []byte{0xff, 0xfe, 0}, ""); err != nil {
 		t.Fatal(err)
 	}
 	want(t, f.get("/file?path=/memories/blob.bin"), http.StatusOK,

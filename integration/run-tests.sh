@@ -65,6 +65,8 @@ ok
 
 step "go vet"
 go vet ./...
+# A lean build (docs/build.md) links fewer backends: it must build, tests included.
+go vet -tags no_s3,no_gcs,no_azure,no_redis ./cmd/...
 # bench is a module of its own (its plotting dependency stays out of the library's go.mod).
 (cd bench && go vet ./...)
 ok

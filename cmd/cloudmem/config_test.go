@@ -113,6 +113,12 @@ func TestStoreByNameErrors(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Errorf("keygen with a broken config = %d, %q; want 0", code, errOut)
 	}
+	// copy names its two stores: URLs need no config file.
+	src := seed(t, storeName(t)+"-src", map[string]string{"a.md": "a"})
+	code, out, errOut := cloudmem([]string{"copy", src, "shared://" + storeName(t) + "-dst"}, "", env)
+	if want := "copied 1 file, skipped 0 that DST already held\nverified 1 file: every SHA-256 is equal\n"; code != 0 || errOut != "" || out != want {
+		t.Errorf("copy URL URL with a broken config = %d, %q, %q; want 0, %q", code, out, errOut, want)
+	}
 }
 
 // TestConfigIdentityWarning: a config file other users can read that names
@@ -187,6 +193,7 @@ const readOnlyMountErr = "cloudmem put: The memory directory is read-only: creat
 // TestConfigCheck: every store opened and called; a failure is one line
 // with its cause, and the exit status is 1.
 func TestConfigCheck(t *testing.T) {
+	needSchemes(t, "s3")
 	name := storeName(t)
 	dir := t.TempDir()
 	path := writeConfig(t, "stores:\n"+

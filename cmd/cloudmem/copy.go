@@ -37,6 +37,8 @@ func newCopyCmd(a *app) *cobra.Command {
 			"Exit status 1 when a file could not be copied or the verification finds a difference.\n" +
 			"--dry-run makes every check of the copy, prints what it would copy and changes nothing.",
 		Args: positional("SRC_URL", "DST_URL"),
+		// Its stores are its arguments: the config file is read only for a name.
+		Annotations: map[string]string{noStoreAnnotation: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if jobs < 1 {
 				return usageErrorf("--jobs %d: want 1 or more", jobs)

@@ -48,6 +48,7 @@ func init() {
 // storage backend returned an error") and its log line helped no one; with
 // --verbose the whole error follows the handler's log.
 func TestStorageErrorForAPerson(t *testing.T) {
+	needSchemes(t, "s3")
 	const line = "SignatureDoesNotMatch: The request signature we calculated does not match the signature you provided. (check AWS_SECRET_ACCESS_KEY)\n"
 	runCases(t, "failing://", []cliCase{
 		{args: []string{"ls"}, code: 1, stderr: "cloudmem ls: " + line},
@@ -65,6 +66,7 @@ func TestStorageErrorForAPerson(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
+	needSchemes(t, "s3", "gs", "azblob")
 	quiet, verbose := &app{}, &app{verbose: true}
 	storage := &memory.Error{Kind: memory.ErrStorage, Msg: "The memory storage failed: the storage backend returned an error", Cause: signatureError}
 	azure := fmt.Errorf("azure: \"\": GET 404 ContainerNotFound: %w", &azcore.ResponseError{ErrorCode: "ContainerNotFound", StatusCode: 404})
@@ -100,6 +102,7 @@ func TestDescribe(t *testing.T) {
 // whole 30 s default, Azure for 10 s). exec starts on a Redis that is down
 // and answers each command, as on the other backends.
 func TestUnreachableServer(t *testing.T) {
+	needSchemes(t, "s3", "gs", "azblob", "redis")
 	addr := netfault.ClosedPort(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")

@@ -226,6 +226,7 @@ func TestExecRecordsHistory(t *testing.T) {
 // TestHistoryPruneFailure: a failed prune prints its error and no success
 // line before it.
 func TestHistoryPruneFailure(t *testing.T) {
+	needSchemes(t, "s3")
 	code, out, errOut := cloudmem([]string{"history", "prune", "--keep", "1", "--store", "failing://"}, "", nil)
 	if want := "cloudmem history prune: " + signatureLine; code != 1 || out != "" || errOut != want {
 		t.Errorf("prune on a failing store = %d, %q, %q; want 1, \"\", %q", code, out, errOut, want)

@@ -110,17 +110,18 @@ type batcher struct {
 	batches     [][]string
 }
 
-func (b *batcher) DeleteKeys(ctx context.Context, keys []string) error {
+func (b *batcher) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
 	if b.unsupported {
-		return errors.ErrUnsupported
+		return nil, errors.ErrUnsupported
 	}
-	b.batches = append(b.batches, slices.Clone(keys))
-	for _, k := range keys {
-		if err := b.Store.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			return err
+	b.batches = append(b.batches, blob.Keys(infos))
+	errs := make([]error, len(infos))
+	for i, info := range infos {
+		if err := b.Store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+			errs[i] = err
 		}
 	}
-	return nil
+	return errs, nil
 }
 
 // A store's BatchDeleter is used when it has one; ErrUnsupported falls back.

@@ -131,7 +131,7 @@ func exceeds(got, allowed blob.Counts) string {
 	check("Rename", got.Rename, allowed.Rename)
 	check("DeleteTree", got.DeleteTree, allowed.DeleteTree)
 	check("Copy", got.Copy, allowed.Copy)
-	check("DeleteVersions", got.DeleteVersions, allowed.DeleteVersions)
+	check("DeleteBatch", got.DeleteBatch, allowed.DeleteBatch)
 	return strings.Join(over, ", ")
 }
 
@@ -238,7 +238,7 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 			n := int64(renameDirFiles)
 			c = blob.Counts{Get: 1 + n, List: 3, Stat: 1, Put: n, Delete: n}
 			if b.t.versionBatch { // the sources' deletes in one call
-				c.Delete, c.DeleteVersions = 0, 1
+				c.Delete, c.DeleteBatch = 0, 1
 			}
 		}
 	}
@@ -454,7 +454,7 @@ func (b *cmdBench) renameFloor(ctx context.Context, src, dst string, dir bool) e
 		}
 		froms[i] = from
 	}
-	errs, err := blob.DeleteVersions(ctx, fs, froms)
+	errs, err := blob.DeleteBatch(ctx, fs, froms)
 	if err != nil {
 		return err
 	}

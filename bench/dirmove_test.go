@@ -114,7 +114,7 @@ const dirMoveRounds = 3
 // coreOnly hides every capability of the store it wraps: through it the
 // handler renames with the five core calls alone (Get and Put(IfAbsent) to
 // copy, Delete(IfVersion) per source), as it did before blob.Copier and
-// blob.VersionDeleter, so both ways are measured on the same server at the
+// blob.BatchDeleter, so both ways are measured on the same server at the
 // same moment.
 type coreOnly struct{ blob.Store }
 

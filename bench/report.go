@@ -259,7 +259,7 @@ func fmtCounts(c blob.Counts) string {
 	add("Rename", c.Rename)
 	add("DeleteTree", c.DeleteTree)
 	add("Copy", c.Copy)
-	add("DeleteVersions", c.DeleteVersions)
+	add("DeleteBatch", c.DeleteBatch)
 	if len(parts) == 0 {
 		return "none"
 	}

@@ -49,7 +49,7 @@ type target struct {
 	url    string
 	urlEnv []string
 	// versionBatch is true when the store deletes the sources of a moved
-	// directory in one blob.VersionDeleter call (S3's listing and
+	// directory in one blob.BatchDeleter call (S3's listing and
 	// DeleteObjects), not one Delete each.
 	versionBatch bool
 }
@@ -250,7 +250,7 @@ func encrypted(ctx context.Context, name string, t *target) (*target, error) {
 	return &target{
 		name: name, remote: t.remote, store: s,
 		sdk: t.sdk, requests: t.requests, close: t.close,
-		versionBatch: t.versionBatch, // the encrypting store forwards blob.VersionDeleter
+		versionBatch: t.versionBatch, // the encrypting store forwards blob.BatchDeleter
 	}, nil
 }
 

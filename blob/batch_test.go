@@ -110,17 +110,18 @@ type batcher struct {
 	batches     [][]string
 }
 
-func (b *batcher) DeleteKeys(ctx context.Context, keys []string) error {
+func (b *batcher) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
 	if b.unsupported {
-		return errors.ErrUnsupported
+		return nil, errors.ErrUnsupported
 	}
-	b.batches = append(b.batches, slices.Clone(keys))
-	for _, k := range keys {
-		if err := b.Store.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			return err
+	b.batches = append(b.batches, blob.Keys(infos))
+	errs := make([]error, len(infos))
+	for i, info := range infos {
+		if err := b.Store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+			errs[i] = err
 		}
 	}
-	return nil
+	return errs, nil
 }
 
 // A store's BatchDeleter is used when it has one; ErrUnsupported falls back.
@@ -141,5 +142,25 @@ func TestDeleteKeysCapability(t *testing.T) {
 	}
 	if err := blob.DeleteKeys(t.Context(), mem.New(nil), []string{"ok", "/bad"}); !errors.Is(err, blob.ErrInvalidKey) {
 		t.Errorf("an invalid key: %v, want ErrInvalidKey", err)
+	}
+}
+
+// Once ctx is done, the fallback starts no more deletes: DeleteBatch gives
+// each element not started ctx's error, and DeleteKeys reports it once.
+func TestDeleteBatchCancelled(t *testing.T) {
+	inner := mem.New(nil)
+	seedKeys(t, inner, "a", "b", "c")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	s := &slowDeletes{Store: inner}
+	errs, err := blob.DeleteBatch(ctx, s, []blob.Info{{Key: "a"}, {Key: "b", Version: "v"}})
+	if err != nil || len(errs) != 2 || !errors.Is(errs[0], context.Canceled) || !errors.Is(errs[1], context.Canceled) {
+		t.Errorf("DeleteBatch with a done ctx = %v, %v; want context.Canceled for each element", errs, err)
+	}
+	if err := blob.DeleteKeys(ctx, s, []string{"a", "b", "c"}); err == nil || err.Error() != "context canceled" {
+		t.Errorf("DeleteKeys with a done ctx = %v, want context canceled (once)", err)
+	}
+	if got, want := storeKeys(t, inner), []string{"a", "b", "c"}; s.calls != 0 || !slices.Equal(got, want) {
+		t.Errorf("%d Deletes, left %v; want none and %v", s.calls, got, want)
 	}
 }

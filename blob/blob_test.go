@@ -206,7 +206,7 @@ func TestCounterCounts(t *testing.T) {
 }
 
 func total(c blob.Counts) int64 {
-	return c.Get + c.Stat + c.Put + c.Delete + c.List + c.Rename + c.DeleteTree + c.Copy + c.DeleteVersions + c.DeleteKeys
+	return c.Get + c.Stat + c.Put + c.Delete + c.List + c.Rename + c.DeleteTree + c.Copy + c.DeleteBatch
 }
 
 // A Counter forwards the inner store's BatchDeleter and counts one call per
@@ -218,7 +218,7 @@ func TestCounterDeleteKeys(t *testing.T) {
 		want        blob.Counts
 		batches     int
 	}{
-		{false, blob.Counts{DeleteKeys: 1}, 1},
+		{false, blob.Counts{DeleteBatch: 1}, 1},
 		{true, blob.Counts{Delete: 2}, 0},
 	} {
 		inner := mem.New(nil)

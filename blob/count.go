@@ -12,13 +12,12 @@ import (
 type Counts struct {
 	Get, Stat, Put, Delete, List int64
 	Rename, DeleteTree           int64 // capability calls served by the inner store
-	Copy, DeleteVersions         int64 // likewise (see Copier and VersionDeleter)
-	DeleteKeys                   int64 // likewise (see BatchDeleter): one per batch call
+	Copy, DeleteBatch            int64 // likewise (see Copier and BatchDeleter): one per call
 }
 
 // Total is the number of storage calls, capability calls included.
 func (c Counts) Total() int64 {
-	return c.Get + c.Stat + c.Put + c.Delete + c.List + c.Rename + c.DeleteTree + c.Copy + c.DeleteVersions + c.DeleteKeys
+	return c.Get + c.Stat + c.Put + c.Delete + c.List + c.Rename + c.DeleteTree + c.Copy + c.DeleteBatch
 }
 
 // Counter is a Store that counts the calls made through it and forwards them
@@ -26,22 +25,20 @@ func (c Counts) Total() int64 {
 // Rename or DeleteTree the inner store refuses with errors.ErrUnsupported
 // (as the encrypting store does for Rename) is not counted: it reached no
 // storage.
-// When the inner store lacks Renamer, TreeDeleter, Copier, VersionDeleter
-// or BatchDeleter, the package functions Rename, DeleteTree, Copy,
-// DeleteVersions and DeleteKeys fall back through the Counter, so the core
-// calls the fallback makes are counted too. Counter is safe for concurrent use when
-// the inner store is.
+// When the inner store lacks Renamer, TreeDeleter, Copier or BatchDeleter,
+// the package functions Rename, DeleteTree, Copy and DeleteBatch fall back
+// through the Counter, so the core calls the fallback makes are counted
+// too. Counter is safe for concurrent use when the inner store is.
 type Counter struct {
 	inner                                         Store
 	get, stat, put, del, list, rename, deleteTree atomic.Int64
-	copy, deleteVersions, deleteKeys              atomic.Int64
+	copy, deleteBatch                             atomic.Int64
 }
 
 var (
-	_ Renamer      = (*Counter)(nil)
-	_ TreeDeleter  = (*Counter)(nil)
-	_ BatchDeleter = (*Counter)(nil)
-	_ io.Closer    = (*Counter)(nil)
+	_ Renamer     = (*Counter)(nil)
+	_ TreeDeleter = (*Counter)(nil)
+	_ io.Closer   = (*Counter)(nil)
 )
 
 // NewCounter returns a Counter over s with every count at zero.
@@ -52,13 +49,13 @@ func (c *Counter) Counts() Counts {
 	return Counts{
 		Get: c.get.Load(), Stat: c.stat.Load(), Put: c.put.Load(), Delete: c.del.Load(),
 		List: c.list.Load(), Rename: c.rename.Load(), DeleteTree: c.deleteTree.Load(),
-		Copy: c.copy.Load(), DeleteVersions: c.deleteVersions.Load(), DeleteKeys: c.deleteKeys.Load(),
+		Copy: c.copy.Load(), DeleteBatch: c.deleteBatch.Load(),
 	}
 }
 
 // Reset sets every count to zero.
 func (c *Counter) Reset() {
-	for _, n := range []*atomic.Int64{&c.get, &c.stat, &c.put, &c.del, &c.list, &c.rename, &c.deleteTree, &c.copy, &c.deleteVersions, &c.deleteKeys} {
+	for _, n := range []*atomic.Int64{&c.get, &c.stat, &c.put, &c.del, &c.list, &c.rename, &c.deleteTree, &c.copy, &c.deleteBatch} {
 		n.Store(0)
 	}
 }
@@ -108,20 +105,6 @@ func (c *Counter) DeleteTree(ctx context.Context, dir string) error {
 	err := d.DeleteTree(ctx, dir)
 	if !errors.Is(err, errors.ErrUnsupported) {
 		c.deleteTree.Add(1)
-	}
-	return err
-}
-
-// DeleteKeys forwards to the inner store's BatchDeleter and counts a call
-// that reached storage.
-func (c *Counter) DeleteKeys(ctx context.Context, keys []string) error {
-	d, ok := c.inner.(BatchDeleter)
-	if !ok {
-		return errors.ErrUnsupported
-	}
-	err := d.DeleteKeys(ctx, keys)
-	if !errors.Is(err, errors.ErrUnsupported) {
-		c.deleteKeys.Add(1)
 	}
 	return err
 }

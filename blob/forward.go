@@ -9,7 +9,7 @@ import (
 // Forward is the base of a wrapper that keeps keys as they are: it is a
 // Store that forwards every call, every optional capability and Traits to
 // Inner, and a capability Inner lacks answers errors.ErrUnsupported, which
-// makes the package function (Rename, DeleteTree, DeleteKeys, ...) fall
+// makes the package function (Rename, DeleteTree, DeleteBatch, ...) fall
 // back through the wrapper. A wrapper embeds it and defines only the
 // methods it changes, so a capability added to this package reaches every
 // wrapper without a line of its own; blobtest's Forwarding check proves it
@@ -28,7 +28,6 @@ var (
 	_ Locker         = Forward{}
 	_ Copier         = Forward{}
 	_ BatchDeleter   = Forward{}
-	_ VersionDeleter = Forward{}
 	_ TraitsReporter = Forward{}
 )
 
@@ -81,16 +80,9 @@ func (f Forward) Copy(ctx context.Context, src, dst, srcVersion string) (Info, e
 	return Info{}, errors.ErrUnsupported
 }
 
-func (f Forward) DeleteKeys(ctx context.Context, keys []string) error {
+func (f Forward) DeleteBatch(ctx context.Context, infos []Info) ([]error, error) {
 	if b, ok := f.Inner.(BatchDeleter); ok {
-		return b.DeleteKeys(ctx, keys)
-	}
-	return errors.ErrUnsupported
-}
-
-func (f Forward) DeleteVersions(ctx context.Context, infos []Info) ([]error, error) {
-	if v, ok := f.Inner.(VersionDeleter); ok {
-		return v.DeleteVersions(ctx, infos)
+		return b.DeleteBatch(ctx, infos)
 	}
 	return nil, errors.ErrUnsupported
 }

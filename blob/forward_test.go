@@ -43,7 +43,7 @@ func TestWrappersForward(t *testing.T) {
 		{"read-only", func(_ *testing.T, s blob.Store) blob.Store { return blob.ReadOnly(s) }, blobtest.ForwardingOptions{
 			Traits: func(in blob.Traits) blob.Traits { in.ReadOnly = true; return in },
 			Unforwarded: map[string]string{blobtest.CapRename: writes, blobtest.CapDeleteTree: writes, blobtest.CapCopy: writes,
-				blobtest.CapDeleteKeys: writes, blobtest.CapDeleteVersions: writes},
+				blobtest.CapDeleteBatch: writes},
 		}},
 	} {
 		t.Run(w.name, func(t *testing.T) { blobtest.Forwarding(t, newMem, w.wrap, w.opts) })

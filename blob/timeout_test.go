@@ -112,79 +112,65 @@ func TestTimeoutDeleteTreePerRequest(t *testing.T) {
 	}
 }
 
-// batchRecorder is a BatchDeleter that takes pause per call and records
-// how many keys each call named.
+// batchRecorder is a BatchDeleter (deleting one object at a time through
+// its plain store) that takes pause per call and records how many objects
+// each call got.
 type batchRecorder struct {
 	plain
-	pause time.Duration
-	mu    sync.Mutex
-	calls []int
+	pause        time.Duration
+	declineBelow int // fewer objects than this get errors.ErrUnsupported, as S3 declines fewer than 4
+	mu           sync.Mutex
+	calls        []int
 }
 
-func (b *batchRecorder) DeleteKeys(ctx context.Context, keys []string) error {
+func (b *batchRecorder) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
 	b.mu.Lock()
-	b.calls = append(b.calls, len(keys))
+	b.calls = append(b.calls, len(infos))
 	b.mu.Unlock()
+	if len(infos) < b.declineBelow {
+		return nil, errors.ErrUnsupported
+	}
 	select {
 	case <-time.After(b.pause):
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
-	for _, k := range keys {
-		if err := b.plain.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
+	// The deletes themselves are not what the deadline is tested on: a
+	// call of DeleteParallel*BatchKeys deletes may outlast it under -race.
+	return blob.DeleteBatch(context.WithoutCancel(ctx), b.plain, infos)
 }
 
-// A BatchDeleter gets BatchKeys keys a call, each call under its own
-// deadline: three 400ms calls outlast the 1s deadline together.
-func TestTimeoutDeleteKeysPerBatch(t *testing.T) {
+// A BatchDeleter gets DeleteParallel*BatchKeys keys a call, each call under
+// its own deadline: three 400ms calls outlast the 1s deadline together.
+// (DeleteKeys, not DeleteTree: listing this many keys may itself outlast
+// the deadline under -race.)
+func TestTimeoutDeleteBatchPerCall(t *testing.T) {
 	inner := mem.New(nil)
 	const deadline = time.Second
+	const chunk = blob.DeleteParallel * blob.BatchKeys
 	rec := &batchRecorder{plain: plain{inner}, pause: 400 * time.Millisecond}
 	s := blob.WithTimeout(rec, deadline)
-	keys := putTree(t, inner, "d", 2*blob.BatchKeys+500)
+	keys := putTree(t, inner, "d", 2*chunk+500)
 	start := time.Now()
-	if err := blob.DeleteTree(t.Context(), s, "d"); err != nil {
-		t.Fatalf("DeleteTree: %v", err)
+	if err := blob.DeleteKeys(t.Context(), s, keys); err != nil {
+		t.Fatalf("DeleteKeys: %v", err)
 	}
 	if elapsed := time.Since(start); elapsed <= deadline {
 		t.Fatalf("test bug: the batches took %v, within the %v deadline, so it proves nothing", elapsed, deadline)
 	}
-	if want := []int{blob.BatchKeys, blob.BatchKeys, 500}; !slices.Equal(rec.calls, want) {
-		t.Fatalf("DeleteKeys calls named %v keys, want %v", rec.calls, want)
+	if want := []int{chunk, chunk, 500}; !slices.Equal(rec.calls, want) {
+		t.Fatalf("DeleteBatch calls named %v keys, want %v", rec.calls, want)
 	}
 	if left, err := blob.ListAll(t.Context(), inner, ""); err != nil || len(left) != 0 {
 		t.Fatalf("after deleting %d keys: %d objects left, error %v", len(keys), len(left), err)
 	}
 }
 
-// versionRecorder is a VersionDeleter (deleting one object at a time
-// through its plain store) that records how many objects each call got.
-type versionRecorder struct {
-	plain
-	declineBelow int // fewer objects than this get errors.ErrUnsupported, as S3 declines fewer than 4
-	mu           sync.Mutex
-	calls        []int
-}
-
-func (v *versionRecorder) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
-	v.mu.Lock()
-	v.calls = append(v.calls, len(infos))
-	v.mu.Unlock()
-	if len(infos) < v.declineBelow {
-		return nil, errors.ErrUnsupported
-	}
-	return blob.DeleteVersions(ctx, v.plain, infos)
-}
-
-// A part the VersionDeleter declines after the first (S3 declines a few
+// A part the BatchDeleter declines after the first (S3 declines a few
 // keys) is deleted one object at a time, not failed.
-func TestTimeoutDeleteVersionsDeclinedPart(t *testing.T) {
+func TestTimeoutDeleteBatchDeclinedPart(t *testing.T) {
 	inner := mem.New(nil)
-	rec := &versionRecorder{plain: plain{inner}, declineBelow: 4}
+	rec := &batchRecorder{plain: plain{inner}, declineBelow: 4}
 	s := blob.WithTimeout(rec, time.Minute)
 	const chunk = blob.DeleteParallel * blob.BatchKeys
 	putTree(t, inner, "d", chunk+2)
@@ -192,9 +178,9 @@ func TestTimeoutDeleteVersionsDeclinedPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := blob.DeleteVersions(t.Context(), s, infos)
+	errs, err := blob.DeleteBatch(t.Context(), s, infos)
 	if err != nil {
-		t.Fatalf("DeleteVersions: %v", err)
+		t.Fatalf("DeleteBatch: %v", err)
 	}
 	for i, err := range errs {
 		if err != nil {
@@ -203,18 +189,18 @@ func TestTimeoutDeleteVersionsDeclinedPart(t *testing.T) {
 	}
 	// The declined part of 2 was offered once, then deleted one by one.
 	if want := []int{chunk, 2}; !slices.Equal(rec.calls, want) {
-		t.Errorf("DeleteVersions calls got %v objects, want %v", rec.calls, want)
+		t.Errorf("DeleteBatch calls got %v objects, want %v", rec.calls, want)
 	}
 	if left, err := blob.ListAll(t.Context(), inner, ""); err != nil || len(left) != 0 {
-		t.Fatalf("after DeleteVersions: %d objects left, error %v", len(left), err)
+		t.Fatalf("after DeleteBatch: %d objects left, error %v", len(left), err)
 	}
 }
 
-// A VersionDeleter gets DeleteParallel*BatchKeys objects a call, and each
+// A BatchDeleter gets DeleteParallel*BatchKeys objects a call, and each
 // object's own error comes back as it is, not as a timeout.
-func TestTimeoutDeleteVersionsPerChunk(t *testing.T) {
+func TestTimeoutDeleteBatchPerChunk(t *testing.T) {
 	inner := mem.New(nil)
-	rec := &versionRecorder{plain: plain{inner}}
+	rec := &batchRecorder{plain: plain{inner}}
 	s := blob.WithTimeout(rec, time.Minute)
 	const chunk = blob.DeleteParallel * blob.BatchKeys
 	putTree(t, inner, "d", chunk+2)
@@ -229,12 +215,12 @@ func TestTimeoutDeleteVersionsPerChunk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	errs, err := blob.DeleteVersions(t.Context(), s, infos)
+	errs, err := blob.DeleteBatch(t.Context(), s, infos)
 	if err != nil {
-		t.Fatalf("DeleteVersions: %v", err)
+		t.Fatalf("DeleteBatch: %v", err)
 	}
 	if want := []int{chunk, 2}; !slices.Equal(rec.calls, want) {
-		t.Fatalf("DeleteVersions calls got %v objects, want %v", rec.calls, want)
+		t.Fatalf("DeleteBatch calls got %v objects, want %v", rec.calls, want)
 	}
 	for i, err := range errs {
 		changed := i <= 1 || i == len(errs)-1
@@ -247,6 +233,6 @@ func TestTimeoutDeleteVersionsPerChunk(t *testing.T) {
 	}
 	left, err := blob.ListAll(t.Context(), inner, "")
 	if err != nil || len(left) != 3 {
-		t.Fatalf("after DeleteVersions: %d objects left (want the 3 changed ones), error %v", len(left), err)
+		t.Fatalf("after DeleteBatch: %d objects left (want the 3 changed ones), error %v", len(left), err)
 	}
 }

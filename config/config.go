@@ -494,8 +494,11 @@ func (p *parser) mounts(store string, n *yaml.Node) ([]Mount, error) {
 	var ms []Mount
 	err := p.fields(n, func(k, v *yaml.Node) error {
 		if err := mount.CheckName(k.Value); err != nil {
-			return p.errorf(k, "store %q: mount %q: %s", store, k.Value,
-				strings.TrimPrefix(err.Error(), mount.ErrInvalidTable.Error()+": "))
+			why := err.Error()
+			if te, ok := errors.AsType[*mount.TableError](err); ok {
+				why = te.Reason
+			}
+			return p.errorf(k, "store %q: mount %q: %s", store, k.Value, why)
 		}
 		for _, m := range ms {
 			if m.Name == k.Value {

@@ -10,32 +10,31 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// batching is a store with blob.BatchDeleter and blob.VersionDeleter that
-// records the keys of each call, as an S3 store would serve them in a few
-// requests.
+// batching is a store with blob.BatchDeleter that records the keys of
+// each call, unconditional and versioned apart, as an S3 store would serve
+// them in a few requests.
 type batching struct {
 	blob.Store
 	batches, versions [][]string
 }
 
-func (b *batching) DeleteKeys(ctx context.Context, keys []string) error {
-	b.batches = append(b.batches, slices.Clone(keys))
-	for _, k := range keys {
-		if err := b.Store.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
-func (b *batching) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+func (b *batching) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
 	var keys []string
+	versioned := false
 	errs := make([]error, len(infos))
 	for i, info := range infos {
 		keys = append(keys, info.Key)
+		versioned = versioned || info.Version != ""
 		errs[i] = b.Store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version})
+		if info.Version == "" && errors.Is(errs[i], blob.ErrNotExist) {
+			errs[i] = nil
+		}
 	}
-	b.versions = append(b.versions, keys)
+	if versioned {
+		b.versions = append(b.versions, keys)
+	} else {
+		b.batches = append(b.batches, keys)
+	}
 	return errs, nil
 }
 
@@ -56,15 +55,15 @@ func TestBatchDeletes(t *testing.T) {
 	if err := blob.DeleteKeys(ctx, s, []string{"d/a"}); err != nil {
 		t.Fatalf("DeleteKeys: %v", err)
 	}
-	errs, err := blob.DeleteVersions(ctx, s, []blob.Info{b, stale})
+	errs, err := blob.DeleteBatch(ctx, s, []blob.Info{b, stale})
 	if err != nil || len(errs) != 2 || errs[0] != nil || !errors.Is(errs[1], blob.ErrPrecondition) {
-		t.Fatalf("DeleteVersions = %v, %v; want [nil, ErrPrecondition], nil", errs, err)
+		t.Fatalf("DeleteBatch = %v, %v; want [nil, ErrPrecondition], nil", errs, err)
 	}
 	if want := [][]string{{"d/a"}}; !slicesEqual(inner.batches, want) {
-		t.Errorf("inner DeleteKeys calls %q, want %q", inner.batches, want)
+		t.Errorf("inner DeleteBatch calls without versions %q, want %q", inner.batches, want)
 	}
 	if want := [][]string{{"d/b", "d/c"}}; !slicesEqual(inner.versions, want) {
-		t.Errorf("inner DeleteVersions calls %q, want %q", inner.versions, want)
+		t.Errorf("inner versioned DeleteBatch calls %q, want %q", inner.versions, want)
 	}
 	wantListed(t, s, "", "d/c")
 	if got := get(t, s, "d/c"); string(got) != "C, rewritten" {
@@ -75,8 +74,8 @@ func TestBatchDeletes(t *testing.T) {
 	if err := blob.DeleteKeys(ctx, s, []string{"d/c", keyObject}); !errors.Is(err, blob.ErrInvalidKey) {
 		t.Errorf("DeleteKeys of the key object: %v, want ErrInvalidKey", err)
 	}
-	if _, err := blob.DeleteVersions(ctx, s, []blob.Info{{Key: keyObject, Version: "v"}}); !errors.Is(err, blob.ErrInvalidKey) {
-		t.Errorf("DeleteVersions of the key object: %v, want ErrInvalidKey", err)
+	if _, err := blob.DeleteBatch(ctx, s, []blob.Info{{Key: keyObject, Version: "v"}}); !errors.Is(err, blob.ErrInvalidKey) {
+		t.Errorf("DeleteBatch of the key object: %v, want ErrInvalidKey", err)
 	}
 	if len(inner.batches) != 1 || len(inner.versions) != 1 {
 		t.Errorf("the inner store was called for the key object: %q, %q", inner.batches, inner.versions)

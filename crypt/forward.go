@@ -10,8 +10,7 @@ import (
 var (
 	_ blob.Locker = (*store)(nil)
 
-	_ blob.BatchDeleter   = (*store)(nil)
-	_ blob.VersionDeleter = (*store)(nil)
+	_ blob.BatchDeleter = (*store)(nil)
 )
 
 // Lock forwards to inner's Locker (keys are the same in both stores), or
@@ -31,36 +30,20 @@ func (s *store) Lock(ctx context.Context, key string) (func(), error) {
 // Traits are inner's: keys pass through unchanged.
 func (s *store) Traits() blob.Traits { return blob.TraitsOf(s.inner) }
 
-// DeleteKeys forwards to inner's BatchDeleter (deleting needs no plaintext,
-// and keys pass through unchanged), or returns errors.ErrUnsupported so that
-// blob.DeleteKeys falls back through this store. The key object cannot be
+// DeleteBatch forwards to inner's BatchDeleter (deleting needs no
+// plaintext, keys pass through unchanged, and the versions this store
+// reports are inner's), or returns errors.ErrUnsupported so that
+// blob.DeleteBatch falls back through this store. The key object cannot be
 // deleted: blob.ErrInvalidKey, and nothing is deleted.
-func (s *store) DeleteKeys(ctx context.Context, keys []string) error {
-	for _, k := range keys {
-		if err := checkKey(k); err != nil {
-			return err
-		}
-	}
-	d, ok := s.inner.(blob.BatchDeleter)
-	if !ok {
-		return errors.ErrUnsupported
-	}
-	return d.DeleteKeys(ctx, keys)
-}
-
-// DeleteVersions forwards to inner's VersionDeleter: the versions this store
-// reports are inner's. Without one it returns errors.ErrUnsupported, so that
-// blob.DeleteVersions falls back through this store. The key object cannot
-// be deleted: blob.ErrInvalidKey, and nothing is deleted.
-func (s *store) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+func (s *store) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
 	for _, info := range infos {
 		if err := checkKey(info.Key); err != nil {
 			return nil, err
 		}
 	}
-	d, ok := s.inner.(blob.VersionDeleter)
+	d, ok := s.inner.(blob.BatchDeleter)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}
-	return d.DeleteVersions(ctx, infos)
+	return d.DeleteBatch(ctx, infos)
 }

@@ -33,8 +33,8 @@ import (
 // Get, Stat, Put and Delete refuse it with blob.ErrInvalidKey and List never
 // yields it.
 //
-// The returned store forwards TreeDeleter, BatchDeleter, VersionDeleter,
-// Locker, TraitsReporter and io.Closer to inner. It
+// The returned store forwards TreeDeleter, BatchDeleter, Locker,
+// TraitsReporter and io.Closer to inner. It
 // deliberately does not forward Renamer or Copier: an atomic rename in inner would move
 // ciphertext bound to the old key, which then fails its check at the new
 // key, so Rename returns errors.ErrUnsupported and blob.Rename falls back to

@@ -42,18 +42,14 @@ func init() {
 // encryptParams, with s (the backend's store, already scoped by prefix) and
 // params (the encryption parameters present, each given exactly once). It
 // returns s wrapped with crypt.Wrap, configured as encryptConfig says; Open
-// then applies readonly on top. Its errors start with "storeurl: " and
+// then applies readonly on top. Its errors start with "crypt: " and
 // contain no key material.
 func encrypt(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
 	cfg, err := encryptConfig(params, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	es, err := Wrap(s, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("storeurl: encrypt=age: %w", err)
-	}
-	return es, nil
+	return Wrap(s, cfg)
 }
 
 // encryptConfig turns the encryption parameters into a Config:
@@ -72,13 +68,13 @@ func encryptConfig(params url.Values, getenv func(string) string) (Config, error
 	if !params.Has(paramEncrypt) {
 		for _, name := range encryptParams {
 			if params.Has(name) {
-				return Config{}, fmt.Errorf("storeurl: %s needs encrypt=age", name)
+				return Config{}, fmt.Errorf("crypt: %s needs encrypt=age", name)
 			}
 		}
 	}
 	if params.Get(paramEncrypt) != "age" {
 		// The value is not repeated, in case a key was pasted there.
-		return Config{}, errors.New("storeurl: unknown encrypt value: the only encryption is encrypt=age")
+		return Config{}, errors.New("crypt: unknown encrypt value: the only encryption is encrypt=age")
 	}
 
 	var (
@@ -87,7 +83,7 @@ func encryptConfig(params url.Values, getenv func(string) string) (Config, error
 	)
 	switch path := params.Get(paramIdentityFile); {
 	case params.Has(paramIdentityFile) && path == "":
-		return Config{}, fmt.Errorf("storeurl: %s is empty", paramIdentityFile)
+		return Config{}, fmt.Errorf("crypt: %s is empty", paramIdentityFile)
 	case path != "":
 		ids, err = LoadIdentities(path)
 	case strings.TrimSpace(getenv(EnvIdentity)) != "":
@@ -96,11 +92,11 @@ func encryptConfig(params url.Values, getenv func(string) string) (Config, error
 			err = fmt.Errorf("%w (in $%s)", err, EnvIdentity)
 		}
 	default:
-		return Config{}, fmt.Errorf("storeurl: encrypt=age needs an identity: %s=PATH, or the identity file's content in $%s",
+		return Config{}, fmt.Errorf("crypt: encrypt=age needs an identity: %s=PATH, or the identity file's content in $%s",
 			paramIdentityFile, EnvIdentity)
 	}
 	if err != nil {
-		return Config{}, fmt.Errorf("storeurl: encrypt=age: %w", err)
+		return Config{}, err
 	}
 
 	var recipients []age.Recipient
@@ -108,21 +104,21 @@ func encryptConfig(params url.Values, getenv func(string) string) (Config, error
 		keys := strings.Split(params.Get(paramRecipients), ",")
 		for i, k := range keys {
 			if strings.TrimSpace(k) == "" {
-				return Config{}, fmt.Errorf("storeurl: %s: recipient %d is empty", paramRecipients, i+1)
+				return Config{}, fmt.Errorf("crypt: %s: recipient %d is empty", paramRecipients, i+1)
 			}
 		}
 		if recipients, err = ParseRecipients(keys...); err != nil {
-			return Config{}, fmt.Errorf("storeurl: %s: %w", paramRecipients, err)
+			return Config{}, fmt.Errorf("%w (in %s)", err, paramRecipients)
 		}
 	} else if recipients, err = ownRecipients(ids); err != nil {
 		return Config{}, err
 	}
 	cfg := Config{Recipients: recipients, Identities: ids, KeyFingerprint: params.Get(paramFingerprint)}
 	if params.Has(paramFingerprint) && cfg.KeyFingerprint == "" {
-		return Config{}, fmt.Errorf("storeurl: %s is empty", paramFingerprint)
+		return Config{}, fmt.Errorf("crypt: %s is empty", paramFingerprint)
 	}
 	if err := checkFingerprint(cfg.KeyFingerprint); err != nil {
-		return Config{}, fmt.Errorf("storeurl: %s: %w", paramFingerprint, err)
+		return Config{}, fmt.Errorf("%w (in %s)", err, paramFingerprint)
 	}
 	return cfg, nil
 }
@@ -144,7 +140,7 @@ func ownRecipients(ids []age.Identity) ([]age.Recipient, error) {
 		case *age.HybridIdentity:
 			r = id.Recipient()
 		default: // crypt's parsers make no other kind
-			return nil, fmt.Errorf("storeurl: encrypt=age: identity %d has no public key to encrypt to; set %s", i+1, paramRecipients)
+			return nil, fmt.Errorf("crypt: encrypt=age: identity %d has no public key to encrypt to; set %s", i+1, paramRecipients)
 		}
 		if !seen[r.String()] {
 			seen[r.String()] = true
@@ -152,7 +148,7 @@ func ownRecipients(ids []age.Identity) ([]age.Recipient, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, errors.New("storeurl: encrypt=age: no identity to take recipients from")
+		return nil, errors.New("crypt: encrypt=age: no identity to take recipients from")
 	}
 	return out, nil
 }

@@ -173,8 +173,8 @@ func TestEncryptFingerprintParam(t *testing.T) {
 	}
 	for _, bad := range []string{"", "abc", strings.Repeat("G", 32)} {
 		_, err := storeurl.Open(ctx, escrowURL+"&age_key_fingerprint="+bad)
-		if err == nil || !strings.HasPrefix(err.Error(), "storeurl: age_key_fingerprint") {
-			t.Errorf("age_key_fingerprint=%q: err = %v, want a storeurl: age_key_fingerprint error", bad, err)
+		if err == nil || !strings.HasPrefix(err.Error(), "crypt: age_key_fingerprint") && !strings.HasSuffix(err.Error(), "(in age_key_fingerprint)") {
+			t.Errorf("age_key_fingerprint=%q: err = %v, want a crypt: error naming age_key_fingerprint", bad, err)
 		}
 	}
 }

@@ -15,6 +15,6 @@ func TestForwarding(t *testing.T) {
 	blobtest.Forwarding(t, func(*testing.T) blob.Store { return mem.New(nil) },
 		func(t *testing.T, s blob.Store) blob.Store { return wrap(t, s, nil) },
 		blobtest.ForwardingOptions{Unforwarded: map[string]string{blobtest.CapRename: recorded, blobtest.CapDeleteTree: recorded,
-			blobtest.CapCopy: recorded, blobtest.CapDeleteKeys: recorded, blobtest.CapDeleteVersions: recorded},
+			blobtest.CapCopy: recorded, blobtest.CapDeleteBatch: recorded},
 			Traits: func(in blob.Traits) blob.Traits { in.RecordsWrites = true; return in }})
 }

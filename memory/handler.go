@@ -114,8 +114,8 @@
 //	                                 Get + List (sources) + Stat + List (the
 //	                                 destination) + n copies (blob.Copy: Get +
 //	                                 Put, or 1 Copy on a blob.Copier) + the
-//	                                 sources' deletes (1 DeleteVersions on a
-//	                                 blob.VersionDeleter, else n Deletes) + 1
+//	                                 sources' deletes (1 DeleteBatch on a
+//	                                 blob.BatchDeleter, else n Deletes) + 1
 //	                                 List (nothing left)
 //	rename elsewhere                 probes in SPEC order, then as above: Stat
 //	                                 (+ List when no file) of the old path, Stat +

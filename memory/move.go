@@ -286,7 +286,7 @@ func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[strin
 }
 
 // dropSources deletes the moved sources, each only at the version that was
-// copied (blob.DeleteVersions: in few requests on a store that batches
+// copied (blob.DeleteBatch: in few requests on a store that batches
 // them, otherwise up to blob.DeleteParallel Delete(IfVersion) calls at
 // once). A source rewritten since it was copied is refused there and goes
 // through dropSource, which carries the newer content over. Its errors
@@ -296,7 +296,7 @@ func (h *Handler) dropSources(ctx context.Context, jobs []copied) error {
 	for i, j := range jobs {
 		froms[i] = blob.Info{Key: j.from.Key, Version: j.from.Version}
 	}
-	errs, err := blob.DeleteVersions(ctx, h.store, froms)
+	errs, err := blob.DeleteBatch(ctx, h.store, froms)
 	if err != nil {
 		if errors.Is(err, blob.ErrPrecondition) || errors.Is(err, blob.ErrNotExist) {
 			err = errors.New(err.Error())

@@ -232,7 +232,7 @@ func TestRenameOntoDifferentDirectoryRefused(t *testing.T) {
 
 // capable is a store without Renamer or TreeDeleter that copies on the
 // "server" (blob.Copier: the version checked, the destination created only
-// when absent) and deletes sources in one batch (blob.VersionDeleter), the
+// when absent) and deletes sources in one batch (blob.BatchDeleter), the
 // shape of S3 and GCS. Before the batch it runs edit, standing for another
 // writer between the copies and the deletes.
 type capable struct {
@@ -256,7 +256,7 @@ func (c *capable) Copy(ctx context.Context, src, dst, srcVersion string) (blob.I
 	return c.Store.Put(ctx, dst, data, blob.Cond{IfAbsent: true})
 }
 
-func (c *capable) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+func (c *capable) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
 	if c.edit != nil {
 		c.edit()
 		c.edit = nil

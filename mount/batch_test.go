@@ -43,8 +43,8 @@ func TestBatchCapabilities(t *testing.T) {
 		t.Fatalf("DeleteKeys across two mounts: %v", err)
 	}
 	// a's batch capability took its key; b, without one, one Delete.
-	if ga, gb := a.Counts(), b.Counts(); ga != (blob.Counts{DeleteKeys: 1}) || gb != (blob.Counts{Delete: 1}) {
-		t.Errorf("calls a %+v, b %+v; want one DeleteKeys on a, one Delete on b", ga, gb)
+	if ga, gb := a.Counts(), b.Counts(); ga != (blob.Counts{DeleteBatch: 1}) || gb != (blob.Counts{Delete: 1}) {
+		t.Errorf("calls a %+v, b %+v; want one DeleteBatch on a, one Delete on b", ga, gb)
 	}
 
 	info2, err := tab.Stat(ctx, "a/2")
@@ -54,15 +54,15 @@ func TestBatchCapabilities(t *testing.T) {
 	info3 := put(t, tab, "a/3", "rewritten")
 	b2, _ := tab.Stat(ctx, "b/2")
 	a.Reset()
-	errs, err := blob.DeleteVersions(ctx, tab, []blob.Info{info2, {Key: "a/3", Version: "stale"}, b2})
+	errs, err := blob.DeleteBatch(ctx, tab, []blob.Info{info2, {Key: "a/3", Version: "stale"}, b2})
 	if err != nil || len(errs) != 3 || errs[0] != nil || !errors.Is(errs[1], blob.ErrPrecondition) || errs[2] != nil {
-		t.Fatalf("DeleteVersions = %v, %v; want nil, ErrPrecondition, nil", errs, err)
+		t.Fatalf("DeleteBatch = %v, %v; want nil, ErrPrecondition, nil", errs, err)
 	}
-	if got := a.Counts(); got != (blob.Counts{DeleteVersions: 1}) {
-		t.Errorf("calls on a %+v, want one DeleteVersions", got)
+	if got := a.Counts(); got != (blob.Counts{DeleteBatch: 1}) {
+		t.Errorf("calls on a %+v, want one DeleteBatch", got)
 	}
-	if _, err := blob.DeleteVersions(ctx, tab, []blob.Info{info3, {Key: "ro/1", Version: "v"}}); !errors.Is(err, blob.ErrReadOnly) {
-		t.Errorf("DeleteVersions into a read-only mount: %v, want ErrReadOnly", err)
+	if _, err := blob.DeleteBatch(ctx, tab, []blob.Info{info3, {Key: "ro/1", Version: "v"}}); !errors.Is(err, blob.ErrReadOnly) {
+		t.Errorf("DeleteBatch into a read-only mount: %v, want ErrReadOnly", err)
 	}
 	if got, want := keys(t, tab, ""), []string{"a/3", "ro/1"}; !slices.Equal(got, want) {
 		t.Errorf("left %q, want %q", got, want)

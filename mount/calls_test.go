@@ -119,7 +119,7 @@ func testCallTable(t *testing.T, kind func(blob.Store) blob.Store) {
 func add(x, y blob.Counts) blob.Counts {
 	return blob.Counts{Get: x.Get + y.Get, Stat: x.Stat + y.Stat, Put: x.Put + y.Put, Delete: x.Delete + y.Delete,
 		List: x.List + y.List, Rename: x.Rename + y.Rename, DeleteTree: x.DeleteTree + y.DeleteTree,
-		Copy: x.Copy + y.Copy, DeleteVersions: x.DeleteVersions + y.DeleteVersions, DeleteKeys: x.DeleteKeys + y.DeleteKeys}
+		Copy: x.Copy + y.Copy, DeleteBatch: x.DeleteBatch + y.DeleteBatch}
 }
 
 // withoutRename hides s's Renamer, and with it every capability of mem
@@ -133,22 +133,17 @@ func withoutRename(s blob.Store) blob.Store {
 }
 
 // s3Like has the capabilities of the S3 store over a store without any:
-// batch deletes and versioned deletes, each one call however many keys.
+// batch deletes, unconditional or versioned, each one call however many
+// keys.
 type s3Like struct{ blob.Store }
 
-func (s *s3Like) DeleteKeys(ctx context.Context, keys []string) error {
-	for _, k := range keys {
-		if err := s.Store.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *s3Like) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+func (s *s3Like) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
 	errs := make([]error, len(infos))
 	for i, info := range infos {
 		errs[i] = s.Store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version})
+		if info.Version == "" && errors.Is(errs[i], blob.ErrNotExist) {
+			errs[i] = nil
+		}
 	}
 	return errs, nil
 }

@@ -29,8 +29,8 @@
 // list the mount points at the root, to count files per mount, and to
 // refuse writes per mount (see the "Mounts" section of docs/spec.md). It
 // forwards blob.Renamer and blob.Copier within one mount to that mount's
-// store, blob.TreeDeleter likewise, and blob.BatchDeleter and
-// blob.VersionDeleter to each mount the keys lie in (so a directory delete
+// store, blob.TreeDeleter likewise, and blob.BatchDeleter to each mount
+// the keys lie in (so a directory delete
 // or move inside a mount on S3 stays a few batch requests); a rename across
 // two mounts answers
 // errors.ErrUnsupported, so that blob.Rename copies each object into the
@@ -76,9 +76,28 @@ var (
 	// Nothing was written.
 	ErrMountPoint = errors.New("mount: a mount point cannot be written, deleted or renamed")
 	// ErrInvalidTable means New was given a table it cannot build: no
-	// mount, a bad or repeated name, or a nil store.
+	// mount, a bad or repeated name, or a nil store. The error is a
+	// *TableError, which says why.
 	ErrInvalidTable = errors.New("mount: invalid mount table")
 )
+
+// TableError is the error of New and CheckName for a table they cannot
+// build: errors.Is(err, ErrInvalidTable) is true, and Reason says why
+// without the package's prefix, for a program that words the error itself
+// (the CLI's --mount).
+type TableError struct {
+	Reason string // "no mount", `mount name "x" is used twice`, ...
+}
+
+func (e *TableError) Error() string { return ErrInvalidTable.Error() + ": " + e.Reason }
+
+// Is reports whether target is ErrInvalidTable.
+func (e *TableError) Is(target error) bool { return target == ErrInvalidTable }
+
+// invalid returns a *TableError with the reason format and args give.
+func invalid(format string, args ...any) error {
+	return &TableError{Reason: fmt.Sprintf(format, args...)}
+}
 
 // MaxNameBytes is the longest mount name, in bytes: one path segment.
 const MaxNameBytes = 255
@@ -99,12 +118,12 @@ type Mount struct {
 }
 
 // CheckName returns nil when name is a valid mount name (see Mount.Name),
-// and otherwise an error wrapping ErrInvalidTable that says why.
+// and otherwise a *TableError (wrapping ErrInvalidTable) that says why.
 func CheckName(name string) error {
-	bad := func(why string) error { return fmt.Errorf("%w: mount name %q %s", ErrInvalidTable, name, why) }
+	bad := func(why string) error { return invalid("mount name %q %s", name, why) }
 	switch {
 	case name == "":
-		return fmt.Errorf("%w: empty mount name", ErrInvalidTable)
+		return invalid("empty mount name")
 	case len(name) > MaxNameBytes:
 		return bad(fmt.Sprintf("is over %d bytes", MaxNameBytes))
 	case strings.Contains(name, "/"):
@@ -122,18 +141,18 @@ func CheckName(name string) error {
 }
 
 // New returns a store that places each mount's store under its name. It
-// returns an error wrapping ErrInvalidTable when mounts is empty, a name is
+// returns a *TableError (wrapping ErrInvalidTable) when mounts is empty, a name is
 // invalid (CheckName) or repeated, or a store is nil. A mount with ReadOnly
 // set is wrapped with blob.ReadOnly, so that no write reaches it.
 //
 // The returned store implements blob.Traits.Mounts, blob.Renamer,
-// blob.TreeDeleter, blob.BatchDeleter, blob.VersionDeleter, blob.Copier,
+// blob.TreeDeleter, blob.BatchDeleter, blob.Copier,
 // blob.TraitsReporter and io.Closer, and is safe for
 // concurrent use when every mounted store is. The table itself is fixed:
 // mounts are neither added nor removed after New.
 func New(mounts []Mount) (blob.Store, error) {
 	if len(mounts) == 0 {
-		return nil, fmt.Errorf("%w: no mount", ErrInvalidTable)
+		return nil, invalid("no mount")
 	}
 	t := &table{byName: make(map[string]*mounted, len(mounts))}
 	for _, m := range mounts {
@@ -141,10 +160,10 @@ func New(mounts []Mount) (blob.Store, error) {
 			return nil, err
 		}
 		if m.Store == nil {
-			return nil, fmt.Errorf("%w: mount %q has a nil store", ErrInvalidTable, m.Name)
+			return nil, invalid("mount %q has a nil store", m.Name)
 		}
 		if t.byName[m.Name] != nil {
-			return nil, fmt.Errorf("%w: mount name %q is used twice", ErrInvalidTable, m.Name)
+			return nil, invalid("mount name %q is used twice", m.Name)
 		}
 		s, readOnly := m.Store, m.ReadOnly || blob.IsReadOnly(m.Store)
 		if readOnly && !blob.IsReadOnly(s) {

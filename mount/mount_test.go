@@ -133,6 +133,11 @@ func TestNewRefusesBadTables(t *testing.T) {
 			if got != nil || err == nil || err.Error() != tc.want || !errors.Is(err, mount.ErrInvalidTable) {
 				t.Fatalf("New = %v, %v; want nil, %q (ErrInvalidTable)", got, err, tc.want)
 			}
+			// The reason alone, for a program that words the error itself.
+			te, ok := errors.AsType[*mount.TableError](err)
+			if want := strings.TrimPrefix(tc.want, "mount: invalid mount table: "); !ok || te.Reason != want {
+				t.Fatalf("New's error as a *TableError: %v, %v; want the reason %q", te, ok, want)
+			}
 		})
 	}
 	for _, name := range []string{"x", "x.cloudmem", "team-2026", "é"} {

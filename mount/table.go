@@ -36,7 +36,6 @@ var (
 	_ blob.Locker         = (*table)(nil)
 	_ blob.TreeDeleter    = (*table)(nil)
 	_ blob.BatchDeleter   = (*table)(nil)
-	_ blob.VersionDeleter = (*table)(nil)
 	_ blob.Copier         = (*table)(nil)
 	_ io.Closer           = (*table)(nil)
 )
@@ -231,31 +230,13 @@ func (t *table) writeGroups(op string, keys []string) ([]*mounted, map[*mounted]
 	return order, idx, inner, nil
 }
 
-// DeleteKeys deletes keys with blob.DeleteKeys on each mount they lie in
-// (its store's BatchDeleter, or its fallback), one mount after another,
-// and returns their errors joined. Nothing is deleted when a key lies
+// DeleteBatch deletes each object, unconditionally or at its version,
+// with blob.DeleteBatch on each mount the objects lie in (its store's
+// BatchDeleter, or its fallback), one mount after another, and returns the
+// errors in the order of infos. When a mount's call fails as a whole, each
+// of its objects gets that error. Nothing is deleted when a key lies
 // outside every mount, is a mount point, or lies in a read-only mount.
-func (t *table) DeleteKeys(ctx context.Context, keys []string) error {
-	order, _, inner, err := t.writeGroups("delete", keys)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, m := range order {
-		if err := blob.DeleteKeys(ctx, m.store, inner[m]); err != nil {
-			errs = append(errs, fmt.Errorf("mount %q: %w", m.name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// DeleteVersions deletes each object at its version with
-// blob.DeleteVersions on each mount the objects lie in (its store's
-// VersionDeleter, or its fallback), and returns the errors in the order of
-// infos. When a mount's call fails as a whole, each of its objects gets
-// that error. Nothing is deleted when a key lies outside every mount, is a
-// mount point, or lies in a read-only mount.
-func (t *table) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
+func (t *table) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
 	order, idx, inner, err := t.writeGroups("delete", blob.Keys(infos))
 	if err != nil {
 		return nil, err
@@ -266,7 +247,7 @@ func (t *table) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error,
 		for j, i := range idx[m] {
 			part[j] = blob.Info{Key: inner[m][j], Version: infos[i].Version}
 		}
-		got, err := blob.DeleteVersions(ctx, m.store, part)
+		got, err := blob.DeleteBatch(ctx, m.store, part)
 		for j, i := range idx[m] {
 			if err != nil {
 				errs[i] = fmt.Errorf("mount %q: %w", m.name, err)

@@ -85,6 +85,12 @@ type Location struct {
 	// backend's default (blob.DefaultTimeout). The backend passes it to its
 	// Options.
 	Timeout time.Duration
+
+	// ReadOnly reports that the store is opened to be read only
+	// (readonly=true, or OpenReadOnly): nothing will write through it. A
+	// backend may then refuse a store that does not exist instead of
+	// creating it (the file store does).
+	ReadOnly bool
 }
 
 // Parse checks u as Open checks a URL of b's scheme, without opening
@@ -95,7 +101,7 @@ type Location struct {
 func (b Backend) Parse(u *url.URL) (*Location, error) {
 	v := *u
 	v.Scheme = strings.ToLower(v.Scheme)
-	loc, _, err := b.locate(&v)
+	loc, _, err := b.locate(&v, DefaultMux.registeredWrappers())
 	return loc, err
 }
 
@@ -107,13 +113,15 @@ type layer struct {
 
 // locate parses the query of u once: it takes out and checks the shared
 // parameters, returning the wrappers to apply in their order, and checks the
-// rest against b. It modifies u.
-func (b Backend) locate(u *url.URL) (*Location, []layer, error) {
+// rest against b. ws are the wrappers known (a Mux's), in Order. It
+// modifies u.
+func (b Backend) locate(u *url.URL, ws []namedWrapper) (*Location, []layer, error) {
 	query, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return nil, nil, fmt.Errorf("storeurl: malformed query: %w", err)
 	}
-	for _, name := range sharedParams() {
+	shared := sharedParams(ws)
+	for _, name := range shared {
 		if n := len(query[name]); n > 1 {
 			return nil, nil, fmt.Errorf("storeurl: parameter %s given %d times", name, n)
 		}
@@ -129,7 +137,7 @@ func (b Backend) locate(u *url.URL) (*Location, []layer, error) {
 		param  string // prefix=, cleaned
 		prefix string // the store's prefix: param, joined to a bucket's path
 	)
-	for _, w := range registeredWrappers() {
+	for _, w := range ws {
 		params := url.Values{}
 		for _, name := range w.Params {
 			if v, ok := query[name]; ok {
@@ -159,7 +167,7 @@ func (b Backend) locate(u *url.URL) (*Location, []layer, error) {
 	if name == "" {
 		name = u.Scheme
 	}
-	if err := checkParams(u.Scheme, query, b.Params); err != nil {
+	if err := checkParams(u.Scheme, query, b.Params, shared); err != nil {
 		return nil, nil, err
 	}
 	for _, p := range b.Params {
@@ -168,6 +176,11 @@ func (b Backend) locate(u *url.URL) (*Location, []layer, error) {
 		}
 	}
 	loc := &Location{URL: u, Params: query, Timeout: timeout}
+	for _, l := range layers {
+		if l.w.Order == OrderReadOnly {
+			loc.ReadOnly, _ = readOnlyValue(l.params.Get(paramReadOnly)) // checked above
+		}
+	}
 	if b.Bucket != nil {
 		if loc.Bucket, prefix, err = b.Bucket.parse(name, u, prefix); err != nil {
 			return nil, nil, err

@@ -12,7 +12,16 @@
 //	import _ "github.com/cloudmem/cloudmem/backends/all"
 //
 // This package imports only package blob: it knows no backend and no
-// wrapper beyond the two it registers itself (prefix and readonly).
+// wrapper beyond the three it registers itself (prefix, readonly and
+// limits).
+//
+// # Registries
+//
+// The schemes and wrappers live in a Mux. The package functions (Register,
+// RegisterWrapper, Open, OpenReadOnly, Schemes, Wrappers, Without) use
+// DefaultMux, which the packages' init functions fill; a test builds its
+// own registry with NewMux or DefaultMux.Clone, so that what it registers
+// shows in no other test.
 //
 // A string with no scheme (no "name:" before the first '/') is a local
 // directory path for the file store, taken literally: "./memories" and
@@ -99,7 +108,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -110,56 +118,13 @@ import (
 // importing the backend.
 const pathScheme = "file"
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Backend{}
-)
+// Register makes a backend available under scheme in DefaultMux (see
+// Mux.Register). It is meant to be called from the backend package's init
+// function.
+func Register(scheme string, b Backend) { DefaultMux.Register(scheme, b) }
 
-// Register makes a backend available under scheme. It is meant to be called
-// from the backend package's init function. It panics if scheme is already
-// registered, if scheme is not a lower-case URL scheme (a letter, then
-// letters, digits, '+', '-' or '.'), or if b.Open is nil. Register is safe
-// for concurrent use.
-func Register(scheme string, b Backend) {
-	if !validScheme(scheme) || strings.ToLower(scheme) != scheme {
-		panic(fmt.Sprintf("storeurl: Register: invalid scheme %q", scheme))
-	}
-	if b.Open == nil {
-		panic(fmt.Sprintf("storeurl: Register: nil Open for scheme %q", scheme))
-	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[scheme]; dup {
-		panic(fmt.Sprintf("storeurl: Register called twice for scheme %q", scheme))
-	}
-	registry[scheme] = b
-}
-
-// Schemes returns the registered schemes, sorted.
-func Schemes() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for s := range registry {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func lookup(scheme string) (Backend, error) {
-	registryMu.RLock()
-	b, ok := registry[scheme]
-	registryMu.RUnlock()
-	if ok {
-		return b, nil
-	}
-	known := "none"
-	if s := Schemes(); len(s) > 0 {
-		known = strings.Join(s, ", ")
-	}
-	return Backend{}, fmt.Errorf("storeurl: unknown scheme %q (registered: %s)", scheme, known)
-}
+// Schemes returns the schemes registered in DefaultMux, sorted.
+func Schemes() []string { return DefaultMux.Schemes() }
 
 // Open opens the store that rawURL names (see the package documentation),
 // wrapped as its shared parameters say.
@@ -173,47 +138,31 @@ func lookup(scheme string) (Backend, error) {
 // fails after the backend opened its store, that store is closed when it
 // implements io.Closer.
 func Open(ctx context.Context, rawURL string) (blob.Store, error) {
-	u, err := parse(rawURL)
-	if err != nil {
-		return nil, err
+	return DefaultMux.open(ctx, rawURL, false)
+}
+
+// OpenReadOnly opens the store that rawURL names as Open does, read-only
+// (blob.ReadOnly, as with readonly=true, outermost): the backend is told
+// (Location.ReadOnly), so that it may refuse a store that does not exist
+// rather than create it, as the file store refuses a missing directory
+// with an error wrapping file.ErrNoStore.
+func OpenReadOnly(ctx context.Context, rawURL string) (blob.Store, error) {
+	return DefaultMux.open(ctx, rawURL, true)
+}
+
+// Scheme returns the scheme of the backend rawURL names, in lower case, as
+// Open reads it: "file" for a bare path. It checks and opens nothing, and
+// returns "" for the empty string. A program labels a store with it (the
+// telemetry's backend attribute) without parsing the URL itself.
+func Scheme(rawURL string) string {
+	if rawURL == "" {
+		return ""
 	}
-	b, err := lookup(u.Scheme)
-	if err != nil {
-		return nil, err
+	if !hasScheme(rawURL) {
+		return pathScheme
 	}
-	loc, layers, err := b.locate(u)
-	if err != nil {
-		return nil, err
-	}
-	s, err := b.Open(ctx, loc)
-	if err != nil {
-		return nil, err
-	}
-	// A store opened without encryption refuses to work if it is an
-	// encrypted one (blob.RefuseEncrypted): plaintext is never written into
-	// it, ciphertext never read back as content. The guard sits where the
-	// encryption layer would.
-	encrypted := slices.ContainsFunc(layers, func(l layer) bool { return l.w.Order == OrderEncrypt })
-	guarded := false
-	guard := func() {
-		if !encrypted && !guarded {
-			s = blob.RefuseEncrypted(s)
-			guarded = true
-		}
-	}
-	for _, l := range layers {
-		if l.w.Order > OrderEncrypt {
-			guard()
-		}
-		ws, err := l.w.Wrap(ctx, s, l.params)
-		if err != nil {
-			_ = blob.Close(s) // the wrapper's error is the one worth reporting
-			return nil, err
-		}
-		s = ws
-	}
-	guard()
-	return s, nil
+	s, _, _ := strings.Cut(rawURL, ":")
+	return strings.ToLower(s)
 }
 
 // parse turns rawURL into a URL with a registered-looking scheme, mapping a
@@ -287,10 +236,10 @@ func checkTimeout(query url.Values) (time.Duration, error) {
 }
 
 // sharedParams returns the names of the shared parameters, sorted: timeout
-// and those of every registered wrapper.
-func sharedParams() []string {
+// and those of every wrapper of ws.
+func sharedParams(ws []namedWrapper) []string {
 	names := []string{paramTimeout}
-	for _, w := range registeredWrappers() {
+	for _, w := range ws {
 		names = append(names, w.Params...)
 	}
 	slices.Sort(names)
@@ -302,8 +251,7 @@ func sharedParams() []string {
 // encryption ones, which Open has normally removed already), sorted by name;
 // nil when there is none. The error reads, for example,
 // `storeurl: s3: unknown URL parameters "regoin", "x" (s3 accepts: endpoint, region; every scheme accepts: ...)`.
-func checkParams(scheme string, query url.Values, allowed []string) error {
-	shared := sharedParams()
+func checkParams(scheme string, query url.Values, allowed, shared []string) error {
 	var unknown []string
 	for name := range query {
 		if !slices.Contains(allowed, name) && !slices.Contains(shared, name) {

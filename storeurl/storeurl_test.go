@@ -18,10 +18,11 @@ import (
 // capture is a test backend that records the URL its Open received and
 // hands out a fresh in-memory store, kept for inspection.
 type capture struct {
-	mu      sync.Mutex
-	url     string
-	timeout time.Duration
-	store   *closeStore
+	mu       sync.Mutex
+	url      string
+	timeout  time.Duration
+	readOnly bool
+	store    *closeStore
 }
 
 func (c *capture) open(_ context.Context, loc *storeurl.Location) (blob.Store, error) {
@@ -29,6 +30,7 @@ func (c *capture) open(_ context.Context, loc *storeurl.Location) (blob.Store, e
 	defer c.mu.Unlock()
 	c.url = loc.URL.String()
 	c.timeout = loc.Timeout
+	c.readOnly = loc.ReadOnly
 	c.store = &closeStore{Store: mem.New(nil)}
 	return c.store, nil
 }
@@ -177,6 +179,54 @@ func TestReadOnly(t *testing.T) {
 		}
 		if !tc.readOnly && err != nil {
 			t.Errorf("Open(%q).Put: %v", tc.raw, err)
+		}
+	}
+}
+
+// TestOpenReadOnly checks that OpenReadOnly, and readonly=true, tell the
+// backend (Location.ReadOnly) and return a read-only store, and that Open
+// without readonly=true does not.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		raw      string
+		open     func(context.Context, string) (blob.Store, error)
+		readOnly bool
+	}{
+		{"capture://", storeurl.Open, false},
+		{"capture://?readonly=false", storeurl.Open, false},
+		{"capture://?readonly=true", storeurl.Open, true},
+		{"capture://", storeurl.OpenReadOnly, true},
+		{"capture://?readonly=false", storeurl.OpenReadOnly, true},
+	} {
+		s, err := tc.open(ctx, tc.raw)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.raw, err)
+		}
+		captured.mu.Lock()
+		told := captured.readOnly
+		captured.mu.Unlock()
+		if told != tc.readOnly || blob.IsReadOnly(s) != tc.readOnly {
+			t.Errorf("%q: Location.ReadOnly %v, IsReadOnly %v; want both %v", tc.raw, told, blob.IsReadOnly(s), tc.readOnly)
+		}
+		if _, err := s.Put(ctx, "a", []byte("x"), blob.Cond{}); tc.readOnly != errors.Is(err, blob.ErrReadOnly) {
+			t.Errorf("%q: Put = %v, read-only %v", tc.raw, err, tc.readOnly)
+		}
+	}
+}
+
+func TestScheme(t *testing.T) {
+	for raw, want := range map[string]string{
+		"":                  "",
+		"./memories":        "file",
+		"/srv/a?b":          "file",
+		"file:rel":          "file",
+		"S3://bucket/p?x=1": "s3",
+		"mem://":            "mem",
+		"c:/windows":        "c",
+	} {
+		if got := storeurl.Scheme(raw); got != want {
+			t.Errorf("Scheme(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -12,8 +12,13 @@ import (
 // encryption layer's Rekey works on the ciphertext (see crypt.PlainURL).
 // Errors never repeat the URL, which may hold a password.
 func Without(rawURL, name string) (string, url.Values, error) {
+	return DefaultMux.Without(rawURL, name)
+}
+
+// Without is the package function Without over m's wrappers.
+func (m *Mux) Without(rawURL, name string) (string, url.Values, error) {
 	var w *namedWrapper
-	for _, r := range registeredWrappers() {
+	for _, r := range m.registeredWrappers() {
 		if r.name == name {
 			w = &r
 			break

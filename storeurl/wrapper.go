@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -65,60 +64,14 @@ type namedWrapper struct {
 	Wrapper
 }
 
-// wrappers is the registry of wrappers, sorted by Order; guarded by
-// registryMu.
-var wrappers []namedWrapper
+// RegisterWrapper makes a wrapper available under name in DefaultMux (see
+// Mux.RegisterWrapper). It is meant to be called from the wrapper
+// package's init function.
+func RegisterWrapper(name string, w Wrapper) { DefaultMux.RegisterWrapper(name, w) }
 
-// RegisterWrapper makes a wrapper available under name. It is meant to be
-// called from the wrapper package's init function, and panics if name is
-// already registered, if another wrapper has w.Order or one of w.Params, if
-// a parameter is "timeout" (storeurl's own), or if w.Wrap is nil or
-// w.Params empty. It is safe for concurrent use.
-func RegisterWrapper(name string, w Wrapper) {
-	if w.Wrap == nil || len(w.Params) == 0 || name == "" {
-		panic(fmt.Sprintf("storeurl: RegisterWrapper %q: needs a name, Params and Wrap", name))
-	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	for _, o := range wrappers {
-		switch {
-		case o.name == name:
-			panic(fmt.Sprintf("storeurl: RegisterWrapper called twice for %q", name))
-		case o.Order == w.Order:
-			panic(fmt.Sprintf("storeurl: RegisterWrapper %q: order %d is %q's", name, w.Order, o.name))
-		}
-		for _, p := range w.Params {
-			if slices.Contains(o.Params, p) {
-				panic(fmt.Sprintf("storeurl: RegisterWrapper %q: parameter %s is %q's", name, p, o.name))
-			}
-		}
-	}
-	if slices.Contains(w.Params, paramTimeout) {
-		panic(fmt.Sprintf("storeurl: RegisterWrapper %q: parameter %s is storeurl's", name, paramTimeout))
-	}
-	w.Params = slices.Clone(w.Params)
-	wrappers = append(wrappers, namedWrapper{name, w})
-	slices.SortFunc(wrappers, func(a, b namedWrapper) int { return a.Order - b.Order })
-}
-
-// Wrappers returns the names of the registered wrappers, in the order Open
+// Wrappers returns the names of DefaultMux's wrappers, in the order Open
 // applies them.
-func Wrappers() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]string, len(wrappers))
-	for i, w := range wrappers {
-		out[i] = w.name
-	}
-	return out
-}
-
-// registeredWrappers returns a copy of the registry, in Order.
-func registeredWrappers() []namedWrapper {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	return slices.Clone(wrappers)
-}
+func Wrappers() []string { return DefaultMux.Wrappers() }
 
 // The wrappers of this package.
 const (
@@ -131,10 +84,8 @@ const (
 // path of a bucket URL whose backend has no NativePrefix.
 var prefixLayer = Wrapper{Order: OrderPrefix, Params: []string{paramPrefix}, Check: checkPrefix, Wrap: wrapPrefix}
 
-func init() {
-	RegisterWrapper("prefix", prefixLayer)
-	RegisterWrapper("readonly", Wrapper{Order: OrderReadOnly, Params: []string{paramReadOnly}, Check: checkReadOnly, Wrap: wrapReadOnly})
-}
+// readOnlyLayer is the wrapper readonly= selects.
+var readOnlyLayer = Wrapper{Order: OrderReadOnly, Params: []string{paramReadOnly}, Check: checkReadOnly, Wrap: wrapReadOnly}
 
 // checkPrefix validates prefix= and cleans it (removing surrounding '/').
 func checkPrefix(params url.Values) error {
@@ -219,8 +170,6 @@ var limitsLayer = Wrapper{Order: OrderLimits, Params: []string{paramMaxFiles, pa
 		}
 		return blob.WithLimits(s, l), nil
 	}}
-
-func init() { RegisterWrapper("limits", limitsLayer) }
 
 // limitsOf parses the limit parameters present in params.
 func limitsOf(params url.Values) (blob.Limits, error) {

@@ -149,13 +149,12 @@ const (
 	opList
 	opRename
 	opDeleteTree
-	opDeleteKeys
+	opDeleteBatch
 	opCopy
-	opDeleteVersions
 	numOps
 )
 
-var opNames = [numOps]string{"get", "stat", "put", "delete", "list", "rename", "delete_tree", "delete_keys", "copy", "delete_versions"}
+var opNames = [numOps]string{"get", "stat", "put", "delete", "list", "rename", "delete_tree", "delete_batch", "copy"}
 
 // Conditions (cloudmem.storage.condition), by index; condAbsent means the
 // call takes none, and the attribute is left out.

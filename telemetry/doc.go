@@ -66,10 +66,11 @@
 // with:
 //
 //	cloudmem.storage.backend    as above
-//	cloudmem.storage.operation  get, stat, put, delete, list, rename, delete_tree, delete_keys
-//	cloudmem.storage.condition  put and delete: none, if_absent or if_version
+//	cloudmem.storage.operation  get, stat, put, delete, list, rename, delete_tree, delete_batch, copy
+//	cloudmem.storage.condition  put and delete: none, if_absent or if_version; copy, and
+//	                            delete_batch with versions: if_version
 //	cloudmem.storage.bytes      get: bytes read; put: bytes written (0 when refused)
-//	cloudmem.storage.objects    list: objects listed; delete_keys: keys to delete
+//	cloudmem.storage.objects    list: objects listed; delete_batch: objects to delete
 //	cloudmem.storage.result     ok, not_found, precondition_failed, too_large, error
 //	                            (unsupported: a capability the inner store lacks; nothing was called)
 //	error.type                  on failure: canceled, timeout, read_only, invalid_key, unsupported, _OTHER

@@ -16,12 +16,11 @@ import (
 // Store returns a blob.Store that forwards every call to s and records a
 // span (a child of the span in the call's context) and metrics for each.
 // It forwards blob.Renamer, blob.TreeDeleter, blob.BatchDeleter,
-// blob.Copier, blob.VersionDeleter,
-// blob.TraitsReporter, blob.Locker (a
-// lock is no storage call: it gets no span) and io.Closer to s. A Rename,
-// DeleteTree or DeleteKeys that s lacks returns errors.ErrUnsupported
-// without a span, as it reaches no storage (the package functions
-// blob.Rename, blob.DeleteTree and blob.DeleteKeys then fall back through
+// blob.Copier, blob.TraitsReporter, blob.Locker (a lock is no storage
+// call: it gets no span) and io.Closer to s. A Rename, DeleteTree,
+// DeleteBatch or Copy that s lacks returns errors.ErrUnsupported without a
+// span, as it reaches no storage (the package functions blob.Rename,
+// blob.DeleteTree, blob.DeleteBatch and blob.Copy then fall back through
 // the wrapper, whose core calls are recorded); one that s refuses with
 // errors.ErrUnsupported (a wrapper over a store without it) ends its span
 // with result "unsupported" and records no metric. The wrapper never
@@ -37,13 +36,12 @@ type store struct {
 }
 
 var (
-	_ blob.Renamer        = (*store)(nil)
-	_ blob.TreeDeleter    = (*store)(nil)
-	_ blob.Locker         = (*store)(nil)
-	_ blob.BatchDeleter   = (*store)(nil)
-	_ blob.Copier         = (*store)(nil)
-	_ blob.VersionDeleter = (*store)(nil)
-	_ io.Closer           = (*store)(nil)
+	_ blob.Renamer      = (*store)(nil)
+	_ blob.TreeDeleter  = (*store)(nil)
+	_ blob.Locker       = (*store)(nil)
+	_ blob.BatchDeleter = (*store)(nil)
+	_ blob.Copier       = (*store)(nil)
+	_ io.Closer         = (*store)(nil)
 )
 
 // call is one storage call being recorded.
@@ -208,26 +206,6 @@ func (s *store) DeleteTree(ctx context.Context, dir string) error {
 	return err
 }
 
-// DeleteKeys records one span for the batch, with the number of keys.
-func (s *store) DeleteKeys(ctx context.Context, keys []string) error {
-	d, ok := s.inner.(blob.BatchDeleter)
-	if !ok {
-		return errors.ErrUnsupported
-	}
-	ctx, c := s.in.begin(ctx, opDeleteKeys, condAbsent)
-	if c.span.IsRecording() {
-		c.span.SetAttributes(keyObjects.Int(len(keys)))
-	}
-	err := d.DeleteKeys(ctx, keys)
-	if errors.Is(err, errors.ErrUnsupported) {
-		c.span.SetAttributes(keyStorageRes.String("unsupported"))
-		c.span.End()
-		return err
-	}
-	c.end(ctx, err, false, false, 0)
-	return err
-}
-
 // Copy records one span for a copy on the server.
 func (s *store) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Info, error) {
 	cp, ok := s.inner.(blob.Copier)
@@ -245,18 +223,26 @@ func (s *store) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Inf
 	return info, err
 }
 
-// DeleteVersions records one span for the batch, with the number of keys;
-// its result is that of the call as a whole.
-func (s *store) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
-	d, ok := s.inner.(blob.VersionDeleter)
+// DeleteBatch records one span for the batch, with the number of objects
+// and, when any element carries a version, the condition if_version; its
+// result is that of the call as a whole.
+func (s *store) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
+	d, ok := s.inner.(blob.BatchDeleter)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}
-	ctx, c := s.in.begin(ctx, opDeleteVersions, condIfVersion)
+	cond := condAbsent
+	for _, info := range infos {
+		if info.Version != "" {
+			cond = condIfVersion
+			break
+		}
+	}
+	ctx, c := s.in.begin(ctx, opDeleteBatch, cond)
 	if c.span.IsRecording() {
 		c.span.SetAttributes(keyObjects.Int(len(infos)))
 	}
-	errs, err := d.DeleteVersions(ctx, infos)
+	errs, err := d.DeleteBatch(ctx, infos)
 	if errors.Is(err, errors.ErrUnsupported) {
 		c.span.SetAttributes(keyStorageRes.String("unsupported"))
 		c.span.End()

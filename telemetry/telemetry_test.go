@@ -606,19 +606,20 @@ func TestUnderToolRunnerSpan(t *testing.T) {
 // batchStore deletes keys in one call, as S3's DeleteObjects does.
 type batchStore struct{ blob.Store }
 
-func (b batchStore) DeleteKeys(ctx context.Context, keys []string) error {
-	for _, k := range keys {
-		if err := b.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			return err
+func (b batchStore) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
+	errs := make([]error, len(infos))
+	for i, info := range infos {
+		if err := b.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version}); err != nil && (info.Version != "" || !errors.Is(err, blob.ErrNotExist)) {
+			errs[i] = err
 		}
 	}
-	return nil
+	return errs, nil
 }
 
 // A batch delete is one span with the number of keys; over a store
 // without the capability the wrapper reports ErrUnsupported and the
 // fallback's deletes are recorded one by one.
-func TestDeleteKeys(t *testing.T) {
+func TestDeleteBatch(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, telemetry.Options{Backend: "s3"})
 	if err := blob.DeleteKeys(ctx, r.in.Store(batchStore{mem.New(nil)}), []string{"a", "b"}); err != nil {
@@ -627,13 +628,22 @@ func TestDeleteKeys(t *testing.T) {
 	if err := blob.DeleteKeys(ctx, r.in.Store(coreOnly{mem.New(nil)}), []string{"c"}); err != nil {
 		t.Fatal(err)
 	}
+	versioned := batchStore{mem.New(nil)}
+	info, err := versioned.Put(ctx, "v", []byte("v"), blob.Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs, err := blob.DeleteBatch(ctx, r.in.Store(versioned), []blob.Info{info}); err != nil || errs[0] != nil {
+		t.Fatal(errs, err)
+	}
 	var got []string
 	for _, s := range r.spans.Ended() {
 		got = append(got, describeSpan(s))
 	}
 	want := []string{
-		"storage delete_keys [client] cloudmem.storage.backend=s3 cloudmem.storage.objects=2 cloudmem.storage.operation=delete_keys cloudmem.storage.result=ok",
+		"storage delete_batch [client] cloudmem.storage.backend=s3 cloudmem.storage.objects=2 cloudmem.storage.operation=delete_batch cloudmem.storage.result=ok",
 		"storage delete [client] cloudmem.storage.backend=s3 cloudmem.storage.condition=none cloudmem.storage.operation=delete cloudmem.storage.result=not_found",
+		"storage delete_batch [client] cloudmem.storage.backend=s3 cloudmem.storage.condition=if_version cloudmem.storage.objects=1 cloudmem.storage.operation=delete_batch cloudmem.storage.result=ok",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("spans\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))

@@ -10,6 +10,12 @@
 //	./memory, /abs/dir          a bare path, with no scheme, means the same
 //
 // The URL takes only the parameters storeurl applies to every scheme.
+// A URL's directory that does not exist is created by the first write
+// (Options.CreateOnWrite): until then the store reads as empty and nothing
+// is made on disk. Opened read-only (readonly=true, storeurl.OpenReadOnly)
+// a missing directory is an error wrapping ErrNoStore instead:
+//
+//	the store does not exist: no directory DIR (the first write creates it)
 //
 // # Layout
 //

@@ -25,10 +25,18 @@ type Options struct {
 	// not interrupt (a hung network file system) is not cut short. Zero
 	// means blob.DefaultTimeout (30s). The URL parameter timeout= sets it.
 	Timeout time.Duration
+
+	// CreateOnWrite leaves a missing directory missing until the first
+	// write, which creates it: until then the store reads as an empty
+	// store and touches nothing, so a command that only reads (or whose
+	// writes are refused) leaves no directory behind. False means Open
+	// creates a missing directory. A store URL opens with it set.
+	CreateOnWrite bool
 }
 
 // Open returns a store over the directory dir, creating it with mode 0700
-// (and any missing parents) if it is missing. dir may be relative; the store
+// (and any missing parents) if it is missing, or, with
+// opts.CreateOnWrite, at the first write. dir may be relative; the store
 // records its absolute path, so later changes of the working directory do
 // not affect it. A nil opts means the zero Options. Open fails when dir
 // exists but is not a directory; ctx bounds the checks Open makes.
@@ -43,7 +51,17 @@ func Open(ctx context.Context, dir string, opts *Options) (blob.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
+	if opts == nil {
+		opts = &Options{}
+	}
 	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) && opts.CreateOnWrite {
+		now := *opts
+		now.CreateOnWrite = false
+		return &lazyStore{dir: abs, open: func(ctx context.Context) (blob.Store, error) {
+			return Open(ctx, abs, &now)
+		}}, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(abs, dirMode); err != nil {
 			return nil, fmt.Errorf("file: %w", err)
@@ -58,9 +76,6 @@ func Open(ctx context.Context, dir string, opts *Options) (blob.Store, error) {
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("file: %s is not a directory", abs)
-	}
-	if opts == nil {
-		opts = &Options{}
 	}
 	return open(abs, opts)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/storeurl"
@@ -25,7 +27,9 @@ func init() {
 //	./rel, /abs/dir, rel        a bare path, taken literally (storeurl passes it as u.Path)
 //
 // A host other than localhost, a user, or a parameter other than the shared
-// ones is an error.
+// ones is an error. A missing directory is created by the first write
+// (Options.CreateOnWrite); opened read-only (loc.ReadOnly) it is an error
+// wrapping ErrNoStore instead, since nothing would ever create it.
 func openURL(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
 	u := loc.URL
 	if u.User != nil {
@@ -44,5 +48,10 @@ func openURL(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
 	if dir == "" {
 		return nil, errors.New("file: the URL names no directory: want file:///abs/dir, file:rel/dir or a plain path")
 	}
-	return Open(ctx, dir, &Options{Timeout: loc.Timeout})
+	if loc.ReadOnly {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no directory %s (the first write creates it)", ErrNoStore, dir)
+		}
+	}
+	return Open(ctx, dir, &Options{Timeout: loc.Timeout, CreateOnWrite: true})
 }

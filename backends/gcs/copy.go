@@ -75,9 +75,8 @@ func (s *store) conditionalCopy(ctx context.Context) (bool, error) {
 // write id recognises, as for Put. On a server that does not enforce them
 // it returns errors.ErrUnsupported, and blob.Copy reads and writes instead.
 //
-// GCS has no conditional batch delete, so the store has no
-// blob.VersionDeleter: blob.DeleteVersions's fallback, one Delete(IfVersion)
-// request each, up to blob.DeleteParallel at once, is the fewest requests.
+// The store has no blob.BatchDeleter: blob.DeleteBatch's fallback, one
+// Delete request each, up to blob.DeleteParallel at once, serves batches.
 func (s *store) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Info, error) {
 	from, err := s.object(ctx, src)
 	if err != nil {

@@ -65,7 +65,8 @@
 //	                     (blob.DeleteTree through blob.BatchDeleter)
 //	Rename (blob.Rename) copy with Put(IfAbsent), then delete       not atomic   not atomic
 //	Copy (blob.Copier)   HEAD, CopyObject If-None-Match: *          atomic       unsupported
-//	DeleteVersions       List + DeleteObjects naming each ETag      per key      check-then-act
+//	DeleteBatch          DeleteObjects; with versions: List +       per key      check-then-act
+//	                     DeleteObjects naming each ETag
 //
 // Of racing conditional Puts exactly one wins: tested on MinIO, documented
 // by AWS. A 409
@@ -88,11 +89,12 @@
 // If-None-Match: * onto an existing key, which the store finds out once
 // (a probe object under .cloudmem, three requests). MinIO copies over the
 // key regardless, so there Copy reports errors.ErrUnsupported and blob.Copy
-// reads and writes (Get, Put(IfAbsent)). DeleteVersions (blob.VersionDeleter,
-// for four keys or more under one directory) lists that directory once and
+// reads and writes (Get, Put(IfAbsent)). DeleteBatch (blob.BatchDeleter)
+// sends DeleteObjects, 1,000 keys a request; with versions (for four keys
+// or more under one directory) it first lists that directory once and
 // sends DeleteObjects for the keys whose listed ETag is the one given, up
 // to blob.DeleteParallel requests at once: a moved directory's n sources
-// cost one listing and at most 16 requests instead of 2n. See copy.go.
+// cost one listing and at most 16 requests instead of 2n. See batch.go.
 //
 // A missing bucket is an error of its own for every call but Stat and
 // Delete, whose HEAD request gets a bare 404 and reports blob.ErrNotExist.

@@ -7,15 +7,16 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// copyTests cover blob.Copy and blob.DeleteVersions through the package
-// functions, so a store's Copier and VersionDeleter are checked when it
-// has them and the fallbacks are checked when it does not.
+// copyTests cover blob.Copy, blob.DeleteBatch and blob.DeleteKeys through
+// the package functions, so a store's Copier and BatchDeleter are checked
+// when it has them and the fallbacks are checked when it does not.
 var copyTests = []test{
 	{"CopyFile", testCopyFile},
 	{"CopyStaleVersion", testCopyStaleVersion},
 	{"CopyOntoKey", testCopyOntoKey},
 	{"CopyMissing", testCopyMissing},
-	{"DeleteVersions", testDeleteVersions},
+	{"DeleteBatchVersions", testDeleteBatchVersions},
+	{"DeleteBatchKeys", testDeleteBatchKeys},
 }
 
 func testCopyFile(t *testing.T, s blob.Store) {
@@ -80,7 +81,7 @@ func testCopyMissing(t *testing.T, s blob.Store) {
 	wantAbsent(t, s, "d/dst.md")
 }
 
-func testDeleteVersions(t *testing.T, s blob.Store) {
+func testDeleteBatchVersions(t *testing.T, s blob.Store) {
 	var infos []blob.Info
 	for _, k := range []string{"v/a.md", "v/b.md", "v/c/d.md", "v/e.md", "v/f.md"} {
 		infos = append(infos, put(t, s, k, []byte("first "+k)))
@@ -90,12 +91,12 @@ func testDeleteVersions(t *testing.T, s blob.Store) {
 		t.Fatal(err)
 	}
 	put(t, s, "v/kept.md", []byte("not named"))
-	errs, err := blob.DeleteVersions(t.Context(), s, infos)
+	errs, err := blob.DeleteBatch(t.Context(), s, infos)
 	if err != nil {
-		t.Fatalf("DeleteVersions: %v", err)
+		t.Fatalf("DeleteBatch: %v", err)
 	}
 	if len(errs) != len(infos) {
-		t.Fatalf("DeleteVersions returned %d errors for %d keys", len(errs), len(infos))
+		t.Fatalf("DeleteBatch returned %d errors for %d keys", len(errs), len(infos))
 	}
 	want := []error{nil, blob.ErrPrecondition, nil, blob.ErrNotExist, nil}
 	for i, w := range want {
@@ -104,9 +105,35 @@ func testDeleteVersions(t *testing.T, s blob.Store) {
 		case w == blob.ErrNotExist && errors.Is(errs[i], blob.ErrPrecondition):
 			// Delete(IfVersion) may report a missing key so.
 		default:
-			t.Errorf("DeleteVersions: %q: %v, want %v", infos[i].Key, errs[i], w)
+			t.Errorf("DeleteBatch: %q: %v, want %v", infos[i].Key, errs[i], w)
 		}
 	}
 	wantKeys(t, s, "v/", "v/b.md", "v/kept.md")
 	wantContent(t, s, "v/b.md", []byte("rewritten"))
+}
+
+// testDeleteBatchKeys deletes keys unconditionally, in one batch and
+// through blob.DeleteKeys: a rewritten key goes too, a missing one is no
+// error, and a key not named stays.
+func testDeleteBatchKeys(t *testing.T, s blob.Store) {
+	keys := []string{"u/a.md", "u/b.md", "u/c/d.md", "u/gone.md", "u/e.md"}
+	for _, k := range keys {
+		if k != "u/gone.md" {
+			put(t, s, k, []byte("first "+k))
+		}
+	}
+	put(t, s, "u/b.md", []byte("rewritten"))
+	put(t, s, "u/kept.md", []byte("not named"))
+	infos := make([]blob.Info, len(keys))
+	for i, k := range keys {
+		infos[i] = blob.Info{Key: k}
+	}
+	errs, err := blob.DeleteBatch(t.Context(), s, infos[:3])
+	if err != nil || len(errs) != 3 || errors.Join(errs...) != nil {
+		t.Fatalf("DeleteBatch without versions = %v, %v; want 3 nil errors", errs, err)
+	}
+	if err := blob.DeleteKeys(t.Context(), s, keys[3:]); err != nil {
+		t.Fatalf("DeleteKeys with a missing key: %v", err)
+	}
+	wantKeys(t, s, "u/", "u/kept.md")
 }

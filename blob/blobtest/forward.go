@@ -14,13 +14,12 @@ import (
 
 // The capabilities Forwarding checks, by the name it reports them under.
 const (
-	CapRename         = "Rename"
-	CapDeleteTree     = "DeleteTree"
-	CapLock           = "Lock"
-	CapCopy           = "Copy"
-	CapDeleteKeys     = "DeleteKeys"
-	CapDeleteVersions = "DeleteVersions"
-	CapClose          = "Close"
+	CapRename      = "Rename"
+	CapDeleteTree  = "DeleteTree"
+	CapLock        = "Lock"
+	CapCopy        = "Copy"
+	CapDeleteBatch = "DeleteBatch"
+	CapClose       = "Close"
 )
 
 // ForwardingOptions adjusts Forwarding. The zero value expects a wrapper
@@ -45,8 +44,8 @@ type ForwardingOptions struct {
 // every optional capability to it: it wraps a store (over base, a new empty
 // store) that has every capability of package blob and counts their calls,
 // calls each package function (blob.Rename, DeleteTree, Lock, Copy,
-// DeleteKeys, DeleteVersions, Close) through the wrapper and checks that
-// the inner capability ran, except those in opts.Unforwarded, and that
+// DeleteBatch, Close) through the wrapper and checks that the inner
+// capability ran, except those in opts.Unforwarded, and that
 // blob.TraitsOf the wrapper is what opts.Traits says. It is the one check
 // that a wrapper loses no capability: run it for every wrapper.
 func Forwarding(t *testing.T, base func(t *testing.T) blob.Store, wrap func(t *testing.T, inner blob.Store) blob.Store, opts ForwardingOptions) {
@@ -108,13 +107,12 @@ func Forwarding(t *testing.T, base func(t *testing.T) blob.Store, wrap func(t *t
 			}
 			_, _, _ = blob.Copy(ctx, s, key+"-src", key+"-dst", v)
 		}},
-		{CapDeleteKeys, func() { _ = blob.DeleteKeys(ctx, s, []string{key + "-a", key + "-b"}) }},
-		{CapDeleteVersions, func() {
+		{CapDeleteBatch, func() {
 			info := blob.Info{Key: key + "-v", Version: "1"}
 			if !readOnly {
 				info = put(key + "-v")
 			}
-			_, _ = blob.DeleteVersions(ctx, s, []blob.Info{info})
+			_, _ = blob.DeleteBatch(ctx, s, []blob.Info{{Key: key + "-a"}, info})
 		}},
 		{CapClose, func() { _ = blob.Close(s) }},
 	}
@@ -138,7 +136,7 @@ func Forwarding(t *testing.T, base func(t *testing.T) blob.Store, wrap func(t *t
 }
 
 // capabilities are the names Forwarding checks.
-var capabilities = []string{CapRename, CapDeleteTree, CapLock, CapCopy, CapDeleteKeys, CapDeleteVersions, CapClose}
+var capabilities = []string{CapRename, CapDeleteTree, CapLock, CapCopy, CapDeleteBatch, CapClose}
 
 // capStore is a Store with every capability of package blob, each counted
 // and served by the package function's fallback over the inner store.
@@ -187,14 +185,9 @@ func (c *capStore) Copy(ctx context.Context, src, dst, srcVersion string) (blob.
 	return to, err
 }
 
-func (c *capStore) DeleteKeys(ctx context.Context, keys []string) error {
-	c.note(CapDeleteKeys)
-	return blob.DeleteKeys(ctx, c.core(), keys)
-}
-
-func (c *capStore) DeleteVersions(ctx context.Context, infos []blob.Info) ([]error, error) {
-	c.note(CapDeleteVersions)
-	return blob.DeleteVersions(ctx, c.core(), infos)
+func (c *capStore) DeleteBatch(ctx context.Context, infos []blob.Info) ([]error, error) {
+	c.note(CapDeleteBatch)
+	return blob.DeleteBatch(ctx, c.core(), infos)
 }
 
 func (c *capStore) Close() error {

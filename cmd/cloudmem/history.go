@@ -15,6 +15,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 func init() { register(newHistoryCmd) }
@@ -142,29 +143,19 @@ func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*hist
 	return hs, func() { blob.Close(s) }, nil
 }
 
-// splitHistoryParams takes the history parameters out of a store URL and
-// returns the rest of the URL and the Options they give. A bare path has
-// none.
+// splitHistoryParams takes the history parameters out of a store URL
+// (storeurl.Without) and returns the rest of the URL and the Options they
+// give. A bare path has none.
 func splitHistoryParams(raw string) (string, history.Options, error) {
-	if !hasScheme(raw) || !strings.Contains(raw, "?") {
-		return raw, history.Options{}, nil
-	}
-	base, query, _ := strings.Cut(raw, "?")
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return raw, history.Options{}, nil // storeurl reports it
-	}
-	opts, _, err := history.ParseParams(q)
+	rest, params, err := storeurl.Without(raw, "history")
 	if err != nil {
 		return "", history.Options{}, err
 	}
-	for _, name := range history.Params {
-		delete(q, name)
+	opts, _, err := history.ParseParams(params)
+	if err != nil {
+		return "", history.Options{}, err
 	}
-	if len(q) == 0 {
-		return base, opts, nil
-	}
-	return base + "?" + q.Encode(), opts, nil
+	return rest, opts, nil
 }
 
 // resolveFile maps a /memories path to its store key, refusing the root.

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -105,8 +106,11 @@ func (a *app) openMountSpecs(ctx context.Context, specs []mountSpec, acc access)
 	return table, nil
 }
 
-// reason is the text of an error of package mount without its
-// "mount: invalid mount table: " prefix.
+// reason is why package mount refused a table: a *mount.TableError's
+// Reason, else the error's text.
 func reason(err error) string {
-	return strings.TrimPrefix(err.Error(), mount.ErrInvalidTable.Error()+": ")
+	if te, ok := errors.AsType[*mount.TableError](err); ok {
+		return te.Reason
+	}
+	return err.Error()
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/storeurl"
 	"github.com/cloudmem/cloudmem/telemetry"
 	"github.com/cloudmem/cloudmem/telemetry/otlpsetup"
 )
@@ -63,7 +64,7 @@ func (a *app) instrumentStore(s blob.Store, rawURL string) blob.Store {
 	if !a.otelEnabled() {
 		return s
 	}
-	in, err := telemetry.New(telemetry.Options{Backend: scheme(rawURL)})
+	in, err := telemetry.New(telemetry.Options{Backend: storeurl.Scheme(rawURL)})
 	if err != nil {
 		return s
 	}
@@ -79,22 +80,11 @@ func (a *app) instrumentOptions(opts memory.Options) memory.Options {
 	}
 	backend := "mount"
 	if len(a.mounts) == 0 {
-		backend = scheme(a.storeURL())
+		backend = storeurl.Scheme(a.storeURL())
 	}
 	in, err := telemetry.New(telemetry.Options{Backend: backend})
 	if err == nil {
 		opts.Observer = in.Observer()
 	}
 	return opts
-}
-
-// scheme is the backend a store URL names: its scheme in lower case, or
-// "file" for a bare path. Nothing else of the URL (host, bucket,
-// credentials) is used.
-func scheme(rawURL string) string {
-	if !hasScheme(rawURL) {
-		return "file"
-	}
-	s, _, _ := strings.Cut(rawURL, ":")
-	return strings.ToLower(s)
 }

@@ -2,13 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -22,11 +17,12 @@ type access int
 
 const (
 	// readWrite: the command may write; a missing local directory is
-	// created by the first write, and not before (lazyStore).
+	// created by the first write, and not before (the file store's
+	// Options.CreateOnWrite, which a store URL sets).
 	readWrite access = iota
 	// readOnly: the command only reads. The store is opened read-only
-	// (blob.ReadOnly) and must exist: a local directory that is missing is
-	// an error (errNoStore), never created.
+	// (storeurl.OpenReadOnly) and must exist: a local directory that is
+	// missing is an error (file.ErrNoStore), never created.
 	readOnly
 	// dryRunAccess: the command shows what it would do (--dry-run). The
 	// store is opened as for readWrite, under blob.DryRun: the command
@@ -34,10 +30,6 @@ const (
 	// reaches the store (a missing directory is not created either).
 	dryRunAccess
 )
-
-// errNoStore is the error of a read-only use of a local directory that does
-// not exist.
-var errNoStore = errors.New("the store does not exist")
 
 // storeURL returns the configured store: --store, else $CLOUDMEM_STORE,
 // else defaultStore.
@@ -75,33 +67,21 @@ func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Stor
 	if err := checkBarePath(rawURL); err != nil {
 		return nil, err
 	}
-	if dir, ok := localDir(rawURL); ok {
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			if acc == readOnly {
-				return nil, fmt.Errorf("%w: no directory %s (the first write creates it)", errNoStore, dir)
-			}
-			if err := checkParams(ctx, rawURL); err != nil {
-				return nil, err // now, not at the first write
-			}
-			limits, _ := storeurl.Limits(rawURL) // checked by checkParams
-			return a.instrumentStore(forAccess(&lazyStore{dir: dir, limits: limits, open: func(ctx context.Context) (blob.Store, error) {
-				return storeurl.Open(ctx, rawURL)
-			}}, acc), rawURL), nil
-		}
+	open := storeurl.Open
+	if acc == readOnly {
+		open = storeurl.OpenReadOnly
 	}
-	s, err := storeurl.Open(ctx, rawURL)
+	s, err := open(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
 	return a.instrumentStore(forAccess(s, acc), rawURL), nil // otel.go
 }
 
-// forAccess wraps s as acc asks: read-only, or a dry run.
+// forAccess wraps s as acc asks: a dry run (storeurl.OpenReadOnly made a
+// read-only store read-only).
 func forAccess(s blob.Store, acc access) blob.Store {
-	switch acc {
-	case readOnly:
-		return blob.ReadOnly(s)
-	case dryRunAccess:
+	if acc == dryRunAccess {
 		return blob.DryRun(s)
 	}
 	return s
@@ -140,28 +120,6 @@ func (a *app) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// checkParams checks the parameters of rawURL, a file: URL of a directory
-// that does not exist, without creating it: it opens the same parameters
-// over an empty temporary directory, which it then removes. A bare path,
-// or a URL without parameters, has nothing to check.
-func checkParams(ctx context.Context, rawURL string) error {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.RawQuery == "" {
-		return nil // a bare path; or storeurl reports the malformed URL when it opens it
-	}
-	tmp, err := os.MkdirTemp("", "cloudmem-check-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	probe := &url.URL{Scheme: "file", Path: filepath.ToSlash(tmp), RawQuery: u.RawQuery}
-	s, err := storeurl.Open(ctx, probe.String())
-	if err != nil {
-		return err
-	}
-	return blob.Close(s)
-}
-
 // checkBarePath refuses a bare path (a store string without a scheme) that
 // holds '?' or '#', and shows the file: URL meant.
 func checkBarePath(raw string) error {
@@ -171,25 +129,6 @@ func checkBarePath(raw string) error {
 	return fmt.Errorf("the store path %q holds '?' or '#': a plain path takes no parameters; "+
 		"write the store as a URL, file:%s (and escape a '?' or '#' that is part of the directory's name as %%3F or %%23)",
 		raw, raw)
-}
-
-// localDir returns the directory of a store on the local file system: a
-// bare path, or the path of a file: URL (file:rel, file:///abs). ok is
-// false for every other store, and for a file: URL that does not parse
-// (storeurl reports that).
-func localDir(raw string) (dir string, ok bool) {
-	if !hasScheme(raw) {
-		return raw, raw != ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !strings.EqualFold(u.Scheme, "file") {
-		return "", false
-	}
-	if u.Opaque != "" {
-		dir, err := url.PathUnescape(u.Opaque)
-		return dir, err == nil && dir != ""
-	}
-	return u.Path, u.Path != ""
 }
 
 // hasScheme reports whether s starts with a URL scheme and ':', the rule by

@@ -1,38 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/cloudmem/cloudmem/backends/file"
-	"github.com/cloudmem/cloudmem/blob"
-	"github.com/cloudmem/cloudmem/blob/blobtest"
-	"github.com/cloudmem/cloudmem/memory/memorytest"
 )
-
-// newLazy returns a lazyStore over a directory that does not exist yet.
-func newLazy(t *testing.T) blob.Store {
-	dir := filepath.Join(t.TempDir(), "later")
-	s := &lazyStore{dir: dir, open: func(ctx context.Context) (blob.Store, error) {
-		return file.Open(ctx, dir, &file.Options{NoSync: true})
-	}}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func TestLazyStoreConformance(t *testing.T) {
-	blobtest.RunWith(t, newLazy, blobtest.Options{Skip: map[string]string{
-		"KeyAndTreeCoexist": "the lazy store opens a local directory, which cannot hold both a and a/b (the file store's suite skips it too)",
-	}})
-}
-
-func TestLazyStoreSpec(t *testing.T) {
-	memorytest.Run(t, newLazy)
-}
 
 // TestExecCreatesOnFirstWrite runs exec on a directory that does not exist:
 // views, and commands that fail, answer as on an empty store and create
@@ -74,10 +48,10 @@ func TestExecCreatesOnFirstWrite(t *testing.T) {
 	}
 }
 
-// TestLazyStoreChecksParameters checks that a missing directory's URL
+// TestMissingStoreChecksParameters checks that a missing directory's URL
 // parameters are checked when the store is opened, not at the first write,
 // and that checking them creates nothing.
-func TestLazyStoreChecksParameters(t *testing.T) {
+func TestMissingStoreChecksParameters(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new")
 	runCases(t, "file:"+dir+"?readonly=maybe", []cliCase{
 		{args: []string{"exec"}, stdin: `{"command":"view","path":"/memories"}`, code: 1,

@@ -1,4 +1,4 @@
-package main
+package file
 
 import (
 	"context"
@@ -12,30 +12,31 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
-// lazyStore is the store of a local directory that does not exist yet, so
-// that no command creates a directory it does not write to (exec of views,
-// rm or mv of a missing path, an import that is refused). Until the first
-// write it answers like an empty store and touches nothing; the first Put
-// opens the store with open, which creates the directory, and from then on
-// every call goes to that store. Any other call that finds the directory
-// created meanwhile (by another process) opens it too.
-//
-// It forwards every capability of the store it opens (Renamer,
-// TreeDeleter, Locker, TraitsReporter, io.Closer).
-// It is safe for concurrent use.
+// ErrNoStore is the error of opening a directory that does not exist for
+// reading only (a file URL with readonly=true, or storeurl.OpenReadOnly):
+// nothing would ever create it. The error names the directory.
+var ErrNoStore = errors.New("the store does not exist")
+
+// lazyStore is the store of a directory that did not exist when it was
+// opened (Options.CreateOnWrite). Until the first write it answers like an
+// empty store and touches nothing; the first Put opens the store with
+// open, which creates the directory, and from then on every call goes to
+// that store. Any other call that finds the directory created meanwhile
+// (by another process) opens it too. It forwards every capability of the
+// store it opens. It is safe for concurrent use.
 type lazyStore struct {
-	dir    string                                        // the directory; missing when the lazyStore was made
-	open   func(ctx context.Context) (blob.Store, error) // opens (and creates) the store
-	limits blob.Limits                                   // the URL's (storeurl.Limits), for Traits before the store opens
+	dir  string                                        // the directory; missing when the lazyStore was made
+	open func(ctx context.Context) (blob.Store, error) // opens (and creates) the store
 
 	mu    sync.Mutex
 	inner blob.Store // nil until opened
 }
 
 var (
-	_ blob.Renamer     = (*lazyStore)(nil)
-	_ blob.TreeDeleter = (*lazyStore)(nil)
-	_ blob.Locker      = (*lazyStore)(nil)
+	_ blob.Renamer        = (*lazyStore)(nil)
+	_ blob.TreeDeleter    = (*lazyStore)(nil)
+	_ blob.Locker         = (*lazyStore)(nil)
+	_ blob.TraitsReporter = (*lazyStore)(nil)
 )
 
 // store returns the opened store. When none is open yet, create opens it;
@@ -70,6 +71,9 @@ func (l *lazyStore) opened() blob.Store {
 func (l *lazyStore) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
 	s, err := l.store(ctx, false)
 	if err != nil || s == nil {
+		if err == nil {
+			err = blob.CheckLimit(limit)
+		}
 		return nil, blob.Info{}, l.missing(ctx, key, err)
 	}
 	return s.Get(ctx, key, limit)
@@ -124,10 +128,10 @@ func (l *lazyStore) Delete(ctx context.Context, key string, c blob.Cond) error {
 		return err
 	}
 	if s == nil {
-		if err := c.Validate(); err != nil {
+		if err := blob.CheckDelete(ctx, key, c); err != nil {
 			return err
 		}
-		return l.missing(ctx, key, nil)
+		return fmt.Errorf("%q: %w", key, blob.ErrNotExist)
 	}
 	return s.Delete(ctx, key, c)
 }
@@ -146,8 +150,8 @@ func (l *lazyStore) List(ctx context.Context, prefix string) iter.Seq2[blob.Info
 			}
 		case ctx.Err() != nil:
 			yield(blob.Info{}, ctx.Err())
-		case prefix != "" && prefix[len(prefix)-1] != '/':
-			if err := blob.CheckKey(prefix); err != nil {
+		default:
+			if err := blob.CheckPrefix(prefix); err != nil {
 				yield(blob.Info{}, err)
 			}
 		}
@@ -174,7 +178,10 @@ func (l *lazyStore) DeleteTree(ctx context.Context, dir string) error {
 		return err
 	}
 	if s == nil {
-		return ctx.Err() // nothing beneath dir
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%q: %w", dir+"/", blob.ErrNotExist) // nothing beneath dir
 	}
 	return blob.DeleteTree(ctx, s, dir)
 }
@@ -187,18 +194,20 @@ func (l *lazyStore) Lock(ctx context.Context, key string) (func(), error) {
 		return nil, err
 	}
 	if s == nil {
-		return func() {}, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return func() {}, nil
 	}
 	return blob.Lock(ctx, s, key)
 }
 
-// Traits are the opened store's; before it is open, those of a file store
-// (the directory is local and holds nothing yet) with the URL's limits.
+// Traits are the file store's, before and after the directory is made.
 func (l *lazyStore) Traits() blob.Traits {
 	if s := l.opened(); s != nil {
 		return blob.TraitsOf(s)
 	}
-	return blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true, Limits: l.limits}
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true}
 }
 
 // Close closes the opened store, if any.

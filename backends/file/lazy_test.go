@@ -1,0 +1,103 @@
+//go:build unix
+
+package file_test
+
+import (
+	"errors"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/backends/file"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/blob/blobtest"
+	"github.com/cloudmem/cloudmem/memory/memorytest"
+	"github.com/cloudmem/cloudmem/storeurl"
+)
+
+// newLazy returns a store over a directory that does not exist yet, opened
+// with CreateOnWrite.
+func newLazy(t *testing.T) blob.Store {
+	dir := filepath.Join(t.TempDir(), "later")
+	s, err := file.Open(t.Context(), dir, &file.Options{NoSync: true, CreateOnWrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open with CreateOnWrite made %s: %v", dir, err)
+	}
+	t.Cleanup(func() { blob.Close(s) })
+	return s
+}
+
+func TestCreateOnWriteSuite(t *testing.T) {
+	blobtest.RunWith(t, newLazy, suiteSkips)
+}
+
+func TestCreateOnWriteSpec(t *testing.T) {
+	memorytest.Run(t, newLazy)
+}
+
+// TestCreateOnWriteTraits checks that the store of a missing directory
+// reports the file store's Traits and has its capabilities.
+func TestCreateOnWriteTraits(t *testing.T) {
+	s := newLazy(t)
+	want := blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true}
+	if got := blob.TraitsOf(s); got.KeyBudget != want.KeyBudget || !got.ExclusiveNames {
+		t.Errorf("Traits before the first write = %+v, want %+v", got, want)
+	}
+	for _, capability := range []struct {
+		name string
+		ok   bool
+	}{
+		{"Renamer", is[blob.Renamer](s)}, {"TreeDeleter", is[blob.TreeDeleter](s)}, {"Locker", is[blob.Locker](s)},
+	} {
+		if !capability.ok {
+			t.Errorf("the store of a missing directory is no blob.%s", capability.name)
+		}
+	}
+}
+
+func is[T any](s blob.Store) bool { _, ok := s.(T); return ok }
+
+// TestURLMissingDirectory opens a file URL of a directory that does not
+// exist: read-write it reads as empty and the first write creates it;
+// read-only it is refused with ErrNoStore, and nothing is created.
+func TestURLMissingDirectory(t *testing.T) {
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "no", "store")
+	for _, raw := range []string{dir, "file:" + dir, (&url.URL{Scheme: "file", Path: dir, RawQuery: "readonly=true"}).String()} {
+		_, err := storeurl.OpenReadOnly(ctx, raw)
+		if want := "the store does not exist: no directory " + dir + " (the first write creates it)"; err == nil || err.Error() != want || !errors.Is(err, file.ErrNoStore) {
+			t.Errorf("OpenReadOnly(%q) = %v, want %q", raw, err, want)
+		}
+	}
+	if _, err := storeurl.Open(ctx, "file:"+dir+"?readonly=true"); !errors.Is(err, file.ErrNoStore) {
+		t.Errorf("Open with readonly=true = %v, want ErrNoStore", err)
+	}
+	s, err := storeurl.Open(ctx, "file:"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blob.Close(s)
+	if infos, err := blob.ListAll(ctx, s, ""); err != nil || len(infos) != 0 {
+		t.Errorf("List of the missing directory = %v, %v; want nothing", infos, err)
+	}
+	if _, _, err := s.Get(ctx, "a.md", 10); !errors.Is(err, blob.ErrNotExist) {
+		t.Errorf("Get = %v, want ErrNotExist", err)
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("reads made %s: %v", filepath.Dir(dir), err)
+	}
+	if _, err := s.Put(ctx, "a.md", []byte("hi"), blob.Cond{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "a.md")); err != nil || string(data) != "hi" {
+		t.Errorf("%s/a.md holds %q, %v; want \"hi\"", dir, data, err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the created directory: %v, %v; want mode 0700", fi, err)
+	}
+}

@@ -178,7 +178,7 @@ type secretCounter struct{ found []string }
 func (o *secretCounter) CommandStart(ctx context.Context, _ memory.CommandInfo) context.Context {
 	return ctx
 }
-func (o *secretCounter) CommandConflict(context.Context, bool)   {}
+func (o *secretCounter) CommandConflict(context.Context, bool)     {}
 func (o *secretCounter) CommandEnd(context.Context, memory.Result) {}
 func (o *secretCounter) SecretFound(_ context.Context, rule string, mode policy.Mode) {
 	o.found = append(o.found, rule+" "+mode.String())

@@ -27,6 +27,7 @@ type lazyStore struct {
 	dir    string                                        // the directory; missing when the lazyStore was made
 	open   func(ctx context.Context) (blob.Store, error) // opens (and creates) the store
 	limits blob.Limits                                   // the URL's (storeurl.Limits), for Traits before the store opens
+	policy any                                           // the URL's write policy (storeurl.Policy), likewise; nil: none
 
 	mu    sync.Mutex
 	inner blob.Store // nil until opened
@@ -198,7 +199,7 @@ func (l *lazyStore) Traits() blob.Traits {
 	if s := l.opened(); s != nil {
 		return blob.TraitsOf(s)
 	}
-	return blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true, Limits: l.limits}
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true, Limits: l.limits, Policy: l.policy}
 }
 
 // Close closes the opened store, if any.

@@ -84,9 +84,13 @@ func (a *app) openURL(ctx context.Context, rawURL string, acc access) (blob.Stor
 				return nil, err // now, not at the first write
 			}
 			limits, _ := storeurl.Limits(rawURL) // checked by checkParams
-			return a.instrumentStore(forAccess(&lazyStore{dir: dir, limits: limits, open: func(ctx context.Context) (blob.Store, error) {
+			lazy := &lazyStore{dir: dir, limits: limits, open: func(ctx context.Context) (blob.Store, error) {
 				return storeurl.Open(ctx, rawURL)
-			}}, acc), rawURL), nil
+			}}
+			if p, _ := storeurl.Policy(rawURL); p != nil { // a nil *policy.Policy is no policy
+				lazy.policy = p
+			}
+			return a.instrumentStore(forAccess(lazy, acc), rawURL), nil
 		}
 	}
 	s, err := storeurl.Open(ctx, rawURL)

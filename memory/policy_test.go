@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
@@ -182,4 +184,102 @@ func (o *secretCounter) CommandConflict(context.Context, bool)     {}
 func (o *secretCounter) CommandEnd(context.Context, memory.Result) {}
 func (o *secretCounter) SecretFound(_ context.Context, rule string, mode policy.Mode) {
 	o.found = append(o.found, rule+" "+mode.String())
+}
+
+// A rejected create makes no storage call.
+func TestRejectedCreateTouchesNoStorage(t *testing.T) {
+	c := blob.NewCounter(mem.New(nil))
+	h, err := memory.New(c, memory.Options{Logger: quiet, Policy: &policy.Policy{Secrets: policy.Reject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := h.Create(t.Context(), "/memories/a.md", plantedKey); !errors.Is(res.Err, memory.ErrSecret) {
+		t.Fatalf("%+v", res)
+	}
+	if n := c.Counts(); n.Total() != 0 {
+		t.Errorf("a rejected create made storage calls: %+v", n)
+	}
+}
+
+// Writers released at once, half of them with a secret, under reject and
+// redact, on mem and file: every writer is answered, the refused ones wrote
+// nothing, and no stored file holds the secret.
+func TestPolicyConcurrentWriters(t *testing.T) {
+	const writers = 16
+	for _, b := range []backend{{"mem", func(*testing.T) blob.Store { return mem.New(nil) }}, {"file", newFile}} {
+		for _, mode := range []policy.Mode{policy.Reject, policy.Redact} {
+			t.Run(b.name+"/"+mode.String(), func(t *testing.T) {
+				ctx := t.Context()
+				s := b.newStore(t)
+				h, err := memory.New(s, memory.Options{Logger: quiet, Policy: &policy.Policy{Secrets: mode}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.Create(ctx, "/memories/shared.md", "")
+				var (
+					wg                  sync.WaitGroup
+					mu                  sync.Mutex
+					acknowledged, refused int
+				)
+				start := make(chan struct{})
+				for i := range writers {
+					wg.Go(func() {
+						<-start
+						line := "plain line " + strconv.Itoa(i)
+						if i%2 == 0 {
+							line = "key " + plantedKey + " " + strconv.Itoa(i)
+						}
+						results := []memory.Result{
+							h.Create(ctx, "/memories/w"+strconv.Itoa(i)+".md", line),
+							h.Insert(ctx, "/memories/shared.md", 0, line),
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						for _, r := range results {
+							switch {
+							case r.Err == nil:
+								acknowledged++
+							case errors.Is(r.Err, memory.ErrSecret):
+								refused++
+							default:
+								t.Errorf("writer %d: %s", i, r.Text)
+							}
+						}
+					})
+				}
+				close(start)
+				wg.Wait()
+				wantAck, wantRefused := 2*writers, 0
+				if mode == policy.Reject {
+					wantAck, wantRefused = writers, writers
+				}
+				if acknowledged != wantAck || refused != wantRefused {
+					t.Errorf("acknowledged %d, refused %d; want %d and %d", acknowledged, refused, wantAck, wantRefused)
+				}
+				files, err := h.Files(ctx, "/memories")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := 1 + wantAck/2; len(files) != want {
+					t.Errorf("%d files present, want %d", len(files), want)
+				}
+				shared, err := h.ReadFile(ctx, "/memories/shared.md")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := strings.Count(string(shared), "\n"); n != wantAck/2 {
+					t.Errorf("shared.md has %d lines, want %d:\n%s", n, wantAck/2, shared)
+				}
+				for _, f := range files {
+					data, err := h.ReadFile(ctx, f.Path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if bytes.Contains(data, []byte(plantedKey)) {
+						t.Errorf("%s holds the secret", f.Path)
+					}
+				}
+			})
+		}
+	}
 }

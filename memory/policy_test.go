@@ -217,8 +217,8 @@ func TestPolicyConcurrentWriters(t *testing.T) {
 				}
 				h.Create(ctx, "/memories/shared.md", "")
 				var (
-					wg                  sync.WaitGroup
-					mu                  sync.Mutex
+					wg                    sync.WaitGroup
+					mu                    sync.Mutex
 					acknowledged, refused int
 				)
 				start := make(chan struct{})

@@ -30,6 +30,11 @@ func TestWrappersForward(t *testing.T) {
 			in.Limits.MaxFiles = 3
 			return in
 		}}},
+		{"policy", func(_ *testing.T, s blob.Store) blob.Store { return blob.WithPolicy(s, "this store's policy") },
+			blobtest.ForwardingOptions{Traits: func(in blob.Traits) blob.Traits {
+				in.Policy = "this store's policy"
+				return in
+			}}},
 		{"prefix", func(t *testing.T, s blob.Store) blob.Store {
 			p, err := blob.Prefix(s, "tenant/a")
 			if err != nil {

@@ -17,6 +17,8 @@ type MountPoint struct {
 	// Limits are the mounted store's (Traits.Limits): the memory tree's
 	// limits within this mount.
 	Limits Limits
+	// Policy is the mounted store's write policy (Traits.Policy).
+	Policy any
 }
 
 // MountOf returns the mount point among mounts that holds key or is key: the

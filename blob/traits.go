@@ -48,6 +48,11 @@ type Traits struct {
 	// max_files, max_file_bytes and view_limit); zero fields leave the
 	// memory handler's own.
 	Limits Limits
+	// Policy is the memory tree's write policy set for this store (by its
+	// URL's secrets= and policy=: a *policy.Policy of package policy), or
+	// nil for none. blob only carries it (WithPolicy); the memory handler
+	// applies it to every write.
+	Policy any
 }
 
 // Limits are limits of the memory tree that a store carries (see
@@ -118,6 +123,28 @@ func (s *limitsStore) Traits() Traits {
 	if s.limits.ViewLimit != 0 {
 		t.Limits.ViewLimit = s.limits.ViewLimit
 	}
+	return t
+}
+
+// WithPolicy returns s carrying the write policy p in its Traits (a nil p
+// returns s). It changes nothing else: every call and capability of s is
+// s's.
+func WithPolicy(s Store, p any) Store {
+	if p == nil {
+		return s
+	}
+	return &policyStore{Forward: Forward{Inner: s}, policy: p}
+}
+
+// policyStore is WithPolicy's store.
+type policyStore struct {
+	Forward
+	policy any
+}
+
+func (s *policyStore) Traits() Traits {
+	t := TraitsOf(s.Inner)
+	t.Policy = s.policy
 	return t
 }
 

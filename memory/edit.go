@@ -30,7 +30,11 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(ErrExists, msgExists(c.path))
 	}
-	return h.createFile(ctx, c, key, []byte(c.fileText), h.overwrite)
+	data, note, res, ok := h.screen(ctx, c, key, []byte(c.fileText)) // policy.go
+	if !ok {
+		return res
+	}
+	return withNote(h.createFile(ctx, c, key, data, h.overwrite), note)
 }
 
 // write is Write's command (api.go): a create that never overwrites, or a
@@ -43,20 +47,24 @@ func (h *Handler) write(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(ErrNotFile, msgNotAFile(c.path))
 	}
-	if c.ifVersion == "" {
-		return h.createFile(ctx, c, key, c.data, false)
+	data, note, res, ok := h.screen(ctx, c, key, c.data) // policy.go
+	if !ok {
+		return res
 	}
-	if n, most := int64(len(c.data)), h.maxFileBytesAt(key); n > most {
+	if c.ifVersion == "" {
+		return withNote(h.createFile(ctx, c, key, data, false), note)
+	}
+	if n, most := int64(len(data)), h.maxFileBytesAt(key); n > most {
 		return errorResult(ErrTooLarge, msgTooBig(c.path, n, most))
 	}
-	put, err := h.store.Put(ctx, key, c.data, blob.Cond{IfVersion: c.ifVersion})
+	put, err := h.store.Put(ctx, key, data, blob.Cond{IfVersion: c.ifVersion})
 	switch {
 	case errors.Is(err, blob.ErrPrecondition):
 		return failedResult(&Error{Kind: ErrConflict, Msg: msgConflict(c.path), Cause: err})
 	case err != nil:
 		return h.storageFailure(ctx, c, c.path, err)
 	}
-	return created(c, put.Version)
+	return withNote(created(c, put.Version), note)
 }
 
 // createFile is create's protocol for the file key and its content data;
@@ -426,6 +434,10 @@ func (h *Handler) edit(ctx context.Context, c *command, missing func(path string
 		updated, done, fail := apply(content)
 		if fail != nil {
 			return failedResult(fail), false
+		}
+		updated, done, res, ok := h.screenEdit(ctx, c, key, content, updated, done) // policy.go
+		if !ok {
+			return res, false
 		}
 		if n, most := int64(len(updated)), h.maxFileBytesAt(key); n > most {
 			return errorResult(ErrTooLarge, msgTooBig(c.path, n, most)), false

@@ -149,6 +149,7 @@ import (
 	"log/slog"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/policy"
 )
 
 // Default limits; see Options.
@@ -229,6 +230,11 @@ type Options struct {
 	// Observer, when not nil, is told when each command starts and ends
 	// and of each conflict (see Observer); package telemetry provides one.
 	Observer Observer
+	// Policy is the write policy applied to every write (policy.go). Nil
+	// means the store's (blob.Traits.Policy: a URL's secrets= and policy=;
+	// on a mount table, each mount's), else none. Set, it holds in every
+	// mount.
+	Policy *policy.Policy
 }
 
 // Image is the content of an image file returned by view.
@@ -277,7 +283,8 @@ type Handler struct {
 	overwrite     bool
 	readOnly      bool
 
-	counts countCache // the file counts last read or written (count.go)
+	counts   countCache // the file counts last read or written (count.go)
+	policies policies   // the write policies (policy.go)
 }
 
 // New returns a Handler over store. It returns an error when store is nil or
@@ -310,6 +317,7 @@ func New(store blob.Store, opts Options) (*Handler, error) {
 		retries:       max(cmp.Or(opts.Retries, DefaultRetries), 0),
 		overwrite:     opts.Overwrite,
 		readOnly:      opts.ReadOnly,
+		policies:      newPolicies(store, opts.Policy),
 	}
 	return h, nil
 }

@@ -22,6 +22,6 @@ func TestForwarding(t *testing.T) {
 		},
 		blobtest.ForwardingOptions{Key: "team/k", Traits: func(in blob.Traits) blob.Traits {
 			return blob.Traits{KeyBudget: len("team/") + in.KeyBudget, HidesUnderObjects: true, ExclusiveNames: true,
-				Mounts: []blob.MountPoint{{Name: "team", KeyBudget: in.KeyBudget, Limits: in.Limits}}}
+				Mounts: []blob.MountPoint{{Name: "team", KeyBudget: in.KeyBudget, Limits: in.Limits, Policy: in.Policy}}}
 		}})
 }

@@ -178,7 +178,8 @@ func New(mounts []Mount) (blob.Store, error) {
 	// keys in byte order ("a.b/" before "a/", although "a" < "a.b").
 	slices.SortFunc(t.mounts, func(a, b *mounted) int { return strings.Compare(a.dir, b.dir) })
 	for _, m := range t.mounts {
-		t.points = append(t.points, blob.MountPoint{Name: m.name, ReadOnly: m.readOnly, KeyBudget: m.keyBudget, Limits: blob.TraitsOf(m.store).Limits})
+		mt := blob.TraitsOf(m.store)
+		t.points = append(t.points, blob.MountPoint{Name: m.name, ReadOnly: m.readOnly, KeyBudget: m.keyBudget, Limits: mt.Limits, Policy: mt.Policy})
 		t.keyBudget = max(t.keyBudget, min(len(m.dir)+m.keyBudget, blob.MaxKeyLen))
 	}
 	slices.SortFunc(t.points, func(a, b blob.MountPoint) int { return strings.Compare(a.Name, b.Name) })

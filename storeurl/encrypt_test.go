@@ -240,7 +240,7 @@ func TestEncryptErrors(t *testing.T) {
 		// There is no parameter that takes a private key: one given
 		// anyway is an unknown parameter, named but not repeated.
 		{raw: "mem://?encrypt=age&age_identity=" + secretKey, env: identity,
-			want: `storeurl: mem: unknown URL parameter "age_identity" (every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, prefix, readonly, timeout, view_limit)`},
+			want: `storeurl: mem: unknown URL parameter "age_identity" (every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit)`},
 	} {
 		t.Setenv(crypt.EnvIdentity, tc.env)
 		s, err := storeurl.Open(context.Background(), tc.raw)

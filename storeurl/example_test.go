@@ -66,7 +66,7 @@ func ExampleBackend_Parse() {
 	}
 	// Output:
 	// scratch://box?label=x x 5s
-	// storeurl: scratch: unknown URL parameters "colour", "lable" (scratch accepts: label; every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, prefix, readonly, timeout, view_limit)
+	// storeurl: scratch: unknown URL parameters "colour", "lable" (scratch accepts: label; every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit)
 }
 
 // The README's example: open a store from its URL, put a memory Handler over

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/policy"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
 
@@ -232,7 +236,7 @@ func TestScheme(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	everyScheme := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, prefix, readonly, timeout, view_limit"
+	everyScheme := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit"
 	for _, tc := range []struct{ raw, want string }{
 		{"", "storeurl: empty URL"},
 		{"nosuch://x", `storeurl: unknown scheme "nosuch" (registered: capture, capture-native, mem)`},
@@ -337,7 +341,7 @@ func TestRegisterPanics(t *testing.T) {
 // the parameters against Backend.Params. A query that does not parse fails
 // before (TestOpenErrors: "storeurl: malformed query").
 func TestBackendParams(t *testing.T) {
-	every := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, prefix, readonly, timeout, view_limit"
+	every := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit"
 	for _, tc := range []struct {
 		raw     string
 		allowed []string
@@ -422,6 +426,59 @@ func TestLimitParams(t *testing.T) {
 	} {
 		if _, err := storeurl.Limits(tc.raw); err == nil || err.Error() != tc.want {
 			t.Errorf("Limits(%q) = %v; want %q", tc.raw, err, tc.want)
+		}
+		if s, err := storeurl.Open(t.Context(), tc.raw); err == nil || err.Error() != tc.want {
+			blob.Close(s)
+			t.Errorf("Open(%q) = %v; want %q", tc.raw, err, tc.want)
+		}
+	}
+}
+
+// secrets= and policy= set the store's write policy (docs/spec.md "Write
+// policies"), checked before anything opens; secrets= wins over the file's
+// mode.
+func TestPolicyParams(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(file, []byte("secrets: warn\nallow:\n  paths: ['/memories/fixtures/**']\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("secrets: loud\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		raw  string
+		want *policy.Policy
+	}{
+		{"mem://", nil},
+		{"mem://?secrets=reject", &policy.Policy{Secrets: policy.Reject}},
+		{"mem://?secrets=off", &policy.Policy{}},
+		{"mem://?policy=" + file, &policy.Policy{Secrets: policy.Warn, Allow: policy.Allow{Paths: []string{"/memories/fixtures/**"}}}},
+		{"mem://?policy=" + file + "&secrets=redact", &policy.Policy{Secrets: policy.Redact, Allow: policy.Allow{Paths: []string{"/memories/fixtures/**"}}}},
+	} {
+		got, err := storeurl.Policy(tc.raw)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Policy(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
+		}
+		s, err := storeurl.Open(t.Context(), tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		carried, _ := blob.TraitsOf(s).Policy.(*policy.Policy)
+		if !reflect.DeepEqual(carried, tc.want) {
+			t.Errorf("Open(%q) carries %+v; want %+v", tc.raw, carried, tc.want)
+		}
+		blob.Close(s)
+	}
+	for _, tc := range []struct{ raw, want string }{
+		{"mem://?secrets=loud", "storeurl: secrets=loud: want off, warn, redact or reject"},
+		{"mem://?policy=", "storeurl: policy is empty (leave it out for no policy file)"},
+		{"mem://?policy=" + dir + "/none.yaml", "storeurl: policy: open " + dir + "/none.yaml: no such file or directory"},
+		{"mem://?policy=" + bad, "storeurl: policy: " + bad + ": secrets=loud: want off, warn, redact or reject"},
+	} {
+		if _, err := storeurl.Policy(tc.raw); err == nil || err.Error() != tc.want {
+			t.Errorf("Policy(%q) = %v; want %q", tc.raw, err, tc.want)
 		}
 		if s, err := storeurl.Open(t.Context(), tc.raw); err == nil || err.Error() != tc.want {
 			blob.Close(s)

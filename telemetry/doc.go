@@ -95,6 +95,9 @@
 //	cloudmem.storage.errors            counter: failed storage calls; backend, operation, error.type
 //	cloudmem.storage.bytes_read        counter, By: bytes returned by get; backend, operation
 //	cloudmem.storage.bytes_written     counter, By: bytes stored by put; backend, operation
+//	cloudmem.memory.secrets            counter: secrets a write policy found; backend,
+//	                                   cloudmem.policy.rule, cloudmem.policy.mode (and an
+//	                                   event cloudmem.memory.secret on the command span)
 //
 // The GenAI conventions define no memory metric, and
 // gen_ai.client.operation.duration requires provider and model attributes

@@ -61,6 +61,8 @@ type Instrumentation struct {
 	storageErrors   metric.Int64Counter
 	bytesRead       metric.Int64Counter
 	bytesWritten    metric.Int64Counter
+	secrets         metric.Int64Counter // secrets.go
+	backend         attribute.KeyValue
 
 	// Prebuilt options, by the indexes of attrs.go.
 	cmdStart [len(commands)][2][]trace.SpanStartOption // [command][overwrite]
@@ -91,7 +93,8 @@ func New(opts Options) (*Instrumentation, error) {
 	if err := in.instruments(mp.Meter(ScopeName)); err != nil {
 		return nil, err
 	}
-	in.prebuild(keyBackend.String(backend), opts.StoreID)
+	in.backend = keyBackend.String(backend)
+	in.prebuild(in.backend, opts.StoreID)
 	return in, nil
 }
 
@@ -117,6 +120,7 @@ func (in *Instrumentation) instruments(m metric.Meter) error {
 	in.storageErrors = counter(MetricStorageErrors, "{error}", "Storage calls that failed, by cause.")
 	in.bytesRead = counter(MetricBytesRead, "By", "Bytes read from storage.")
 	in.bytesWritten = counter(MetricBytesWritten, "By", "Bytes written to storage.")
+	in.secrets = counter(MetricSecrets, "{secret}", "Secrets a write policy found, by rule and mode.")
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: creating instruments: %w", err)
 	}

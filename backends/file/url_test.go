@@ -78,7 +78,7 @@ func TestURLErrors(t *testing.T) {
 	for _, tc := range []struct{ raw, want string }{
 		{"file://example.com/srv/m", `file: host "example.com" in a file URL: only local directories are supported (file:///abs/dir)`},
 		{"file://me@/srv/m", "file: a file URL has no user or password"},
-		{"file:///srv/m?nosync=1", `storeurl: file: unknown URL parameter "nosync" (every scheme accepts: max_file_bytes, max_files, prefix, readonly, timeout, view_limit)`},
+		{"file:///srv/m?nosync=1", `storeurl: file: unknown URL parameter "nosync" (every scheme accepts: max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit)`},
 		{"file://", "file: the URL names no directory: want file:///abs/dir, file:rel/dir or a plain path"},
 		{"file:", "file: the URL names no directory: want file:///abs/dir, file:rel/dir or a plain path"},
 		{"file:rel%zz", `file: malformed path: invalid URL escape "%zz"`},

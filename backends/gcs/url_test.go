@@ -49,7 +49,7 @@ func TestParseURLErrors(t *testing.T) {
 		{"gs://b?endpoint=http://a&endpoint=http://b", "gcs: parameter endpoint given 2 times"},
 		{"gs://b/a/../c", `gcs: prefix "a/../c": blob: invalid key: ".." segment`},
 		{"gs://b?region=x&zone=y", `storeurl: gs: unknown URL parameters "region", "zone" (gs accepts: endpoint; every scheme accepts: ` +
-			`max_file_bytes, max_files, prefix, readonly, timeout, view_limit)`},
+			`max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit)`},
 	}
 	for _, tc := range tests {
 		u, err := url.Parse(tc.raw)

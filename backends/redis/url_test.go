@@ -85,8 +85,8 @@ func TestParseURLOptions(t *testing.T) {
 func TestParseURLErrors(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{"redis://:s3cret@h:1?colour=red",
-			`storeurl: redis: unknown URL parameter "colour" (redis accepts: client_name, dial_timeout, max_retries, pool_size, read_timeout, write_timeout; every scheme accepts: max_file_bytes, max_files, prefix, readonly, timeout, view_limit)`},
-		{"redis://:s3cret@h:1?db=2", `storeurl: redis: unknown URL parameter "db" (redis accepts: client_name, dial_timeout, max_retries, pool_size, read_timeout, write_timeout; every scheme accepts: max_file_bytes, max_files, prefix, readonly, timeout, view_limit)`},
+			`storeurl: redis: unknown URL parameter "colour" (redis accepts: client_name, dial_timeout, max_retries, pool_size, read_timeout, write_timeout; every scheme accepts: max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit)`},
+		{"redis://:s3cret@h:1?db=2", `storeurl: redis: unknown URL parameter "db" (redis accepts: client_name, dial_timeout, max_retries, pool_size, read_timeout, write_timeout; every scheme accepts: max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit)`},
 		{"redis://:s3cret@h:1/x", `redis: database /x: want a whole number from 0 to 2147483647`},
 		{"redis://:s3cret@h:1/-1", `redis: database /-1: want a whole number from 0 to 2147483647`},
 		{"redis://:s3cret@h:1/2147483648", `redis: database /2147483648: want a whole number from 0 to 2147483647`},

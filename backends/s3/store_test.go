@@ -58,7 +58,7 @@ func TestParseURLErrors(t *testing.T) {
 		{"s3://b?regoin=x", `unknown URL parameter "regoin"`},
 		{"s3://b?region=a&region=b", "region given 2 times"},
 		{"s3://b?path_style=yes", "path_style=yes: want true, false, 1 or 0"},
-		{"s3://key:secret@b", "carries no credentials"},
+		{"s3://key:hunter2@b", "carries no credentials"},
 		{"s3:///prefix", "names no bucket"},
 		{"s3:b", "names no bucket"},
 		{"s3://b:9000", "use endpoint="},
@@ -73,7 +73,7 @@ func TestParseURLErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("parseURL(%s) error = %v, want one containing %q", tt.url, err, tt.want)
 		}
-		if err != nil && strings.Contains(err.Error(), "secret") {
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("parseURL(%s) error %q shows the password", tt.url, err)
 		}
 	}

@@ -397,7 +397,7 @@ func maskStore(value string) string {
 func secretParam(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
-	case "age_identity_file", "age_recipients":
+	case "age_identity_file", "age_recipients", "secrets": // a path, public keys, a write policy's mode
 		return false
 	case "sig":
 		return true

@@ -222,20 +222,21 @@ func TestConfigCheck(t *testing.T) {
 
 func TestMaskURL(t *testing.T) {
 	for raw, want := range map[string]string{
-		"./memories":                             "./memories",
-		"file:///srv/m?encrypt=age":              "file:///srv/m?encrypt=age",
-		"redis://:pw@h:6379/0":                   "redis://:***@h:6379/0",
-		"s3://b/p?access_key_id=AK&token=t&x=1":  "s3://b/p?access_key_id=***&token=***&x=1",
-		"azblob://c?sig=s&age_recipients=age1xy": "azblob://c?sig=***&age_recipients=age1xy",
-		"gs://b?Client_Secret=z&password=p":      "gs://b?Client_Secret=***&password=***",
-		"https://user@host/x":                    "https://***@host/x",
-		"redis://:pw3@${RHOST}:${RPORT}/0":       "redis://:***@${RHOST}:${RPORT}/0",
-		"redis://:p%zzw4@host/0":                 "redis://:***@host/0",
-		"redis://u:p@ss@host/0?x=1":              "redis://u:***@host/0?x=1",
-		"redis://h/0?pass%zz=1&key=2":            "redis://h/0?pass%zz=***&key=***",
-		"s3://AKIA:abc/def@host/b":               "s3://AKIA:***@host/b",
-		"redis://:pa?ss@host/0":                  "redis://:***@host/0",
-		"s3://b/p?x=a@b":                         "s3://b/p?x=a@b",
+		"./memories":                              "./memories",
+		"file:///srv/m?encrypt=age":               "file:///srv/m?encrypt=age",
+		"redis://:pw@h:6379/0":                    "redis://:***@h:6379/0",
+		"s3://b/p?access_key_id=AK&token=t&x=1":   "s3://b/p?access_key_id=***&token=***&x=1",
+		"azblob://c?sig=s&age_recipients=age1xy":  "azblob://c?sig=***&age_recipients=age1xy",
+		"gs://b?Client_Secret=z&password=p":       "gs://b?Client_Secret=***&password=***",
+		"https://user@host/x":                     "https://***@host/x",
+		"redis://:pw3@${RHOST}:${RPORT}/0":        "redis://:***@${RHOST}:${RPORT}/0",
+		"redis://:p%zzw4@host/0":                  "redis://:***@host/0",
+		"redis://u:p@ss@host/0?x=1":               "redis://u:***@host/0?x=1",
+		"redis://h/0?pass%zz=1&key=2":             "redis://h/0?pass%zz=***&key=***",
+		"s3://AKIA:abc/def@host/b":                "s3://AKIA:***@host/b",
+		"redis://:pa?ss@host/0":                   "redis://:***@host/0",
+		"s3://b/p?x=a@b":                          "s3://b/p?x=a@b",
+		"file:///m?secrets=reject&policy=/p.yaml": "file:///m?secrets=reject&policy=/p.yaml",
 	} {
 		if got := maskURL(raw); got != want {
 			t.Errorf("maskURL(%q) = %q, want %q", raw, got, want)

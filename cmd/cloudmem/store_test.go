@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -149,5 +150,37 @@ func TestDryRunRenameLikeTheRealOne(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "e", "big.bin")); err != nil {
 		t.Errorf("after mv: %v", err)
+	}
+}
+
+// secrets= works on a store URL (one that exists and one the first write
+// creates) and on a mount (docs/spec.md "Write policies").
+func TestURLSecrets(t *testing.T) {
+	const stdin = `{"command":"create","path":"/memories/a","file_text":"k AKIAZ3MSJV4WWNKWW5FG"}
+`
+	const want = `{"content":"Error: The content for /memories/a holds a secret (aws-access-token on line 1); nothing was written. Memory files keep no secrets: write where a secret is kept (a vault path, an environment variable's name) instead of the secret itself.","is_error":true}
+`
+	existing := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "new")
+	for _, store := range []string{"file://" + existing + "?secrets=reject", "file://" + missing + "?secrets=reject"} {
+		code, stdout, stderr := cloudmem([]string{"--store", store, "exec"}, stdin, nil)
+		if code != 0 || stdout != want || stderr != "" {
+			t.Errorf("exec on %s = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", store, code, stdout, stderr, want)
+		}
+	}
+	mounted := strings.ReplaceAll(stdin, "/memories/a", "/memories/me/a")
+	wantMounted := `{"content":"File created successfully at: /memories/me/a\nNote: a secret was replaced by [REDACTED:aws-access-token] on line 1. Memory files keep no secrets: write where a secret is kept (a vault path, an environment variable's name) instead of the secret itself.","is_error":false}
+`
+	dir := t.TempDir()
+	code, stdout, stderr := cloudmem([]string{"--mount", "me=file://" + dir + "?secrets=redact", "exec"}, mounted, nil)
+	if code != 0 || stdout != wantMounted || stderr != "" {
+		t.Errorf("exec on a mount = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, wantMounted)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "a")); err != nil || string(got) != "k [REDACTED:aws-access-token]" {
+		t.Errorf("the mount's file holds %q, %v", got, err)
+	}
+	code, stdout, stderr = cloudmem([]string{"--store", "file://" + existing + "?secrets=loud", "exec"}, stdin, nil)
+	if wantBad := "cloudmem exec: storeurl: secrets=loud: want off, warn, redact or reject\n"; code != 1 || stdout != "" || stderr != wantBad {
+		t.Errorf("exec with secrets=loud = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", code, stdout, stderr, wantBad)
 	}
 }

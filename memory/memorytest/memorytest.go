@@ -88,6 +88,7 @@ var groups = []group{
 	{"insert", "insert", insertCases},
 	{"delete", "delete", deleteCases},
 	{"rename", "rename", renameCases},
+	{"policy", "Write policies", policyCases},
 }
 
 // sectioned returns the cases of g with their Section set.
@@ -272,6 +273,8 @@ func kindOf(text string) error {
 		return memory.ErrInvalidPath
 	case has("The memory storage failed: ", ""):
 		return memory.ErrStorage
+	case has("The content for ", "instead of the secret itself."):
+		return memory.ErrSecret
 	case has("The file ", "; no change was made. Try the command again."):
 		return memory.ErrConflict
 	case has("The file ", " is not a UTF-8 text file"):

@@ -1,0 +1,73 @@
+package storeurl
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/policy"
+)
+
+// OrderPolicy carries the memory tree's write policy (secrets=, policy=;
+// registered by this package) in the store's Traits (blob.WithPolicy):
+// between the read-only layer and the limits, which report its Traits.
+const OrderPolicy = 450
+
+// The write policy's parameters (docs/spec.md "Write policies").
+const (
+	paramSecrets = "secrets" // a mode: off, warn, redact or reject
+	paramPolicy  = "policy"  // a policy file (YAML)
+)
+
+var policyLayer = Wrapper{Order: OrderPolicy, Params: []string{paramSecrets, paramPolicy},
+	Check: func(params url.Values) error { _, err := policyOf(params); return err },
+	Wrap: func(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+		p, err := policyOf(params)
+		if err != nil {
+			return nil, err
+		}
+		return blob.WithPolicy(s, p), nil
+	}}
+
+func init() { RegisterWrapper("policy", policyLayer) }
+
+// policyOf returns the policy the parameters give: the policy file's, if
+// policy= names one, with the mode secrets= gives, if it does.
+func policyOf(params url.Values) (*policy.Policy, error) {
+	p := &policy.Policy{}
+	if name, ok := params[paramPolicy]; ok {
+		if name[0] == "" {
+			return nil, fmt.Errorf("storeurl: policy is empty (leave it out for no policy file)")
+		}
+		var err error
+		if p, err = policy.Load(name[0]); err != nil {
+			return nil, fmt.Errorf("storeurl: %w", err)
+		}
+	}
+	if mode, ok := params[paramSecrets]; ok {
+		m, err := policy.ParseMode(mode[0])
+		if err != nil {
+			return nil, fmt.Errorf("storeurl: %w", err)
+		}
+		p.Secrets = m
+	}
+	return p, nil
+}
+
+// Policy returns the write policy that the URL raw sets (its secrets= and
+// policy=), without opening the store, or nil when it sets none.
+func Policy(raw string) (*policy.Policy, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || len(u.Scheme) == 1 {
+		return nil, nil // a bare path, or one Open reports
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, nil // Open reports it
+	}
+	if !q.Has(paramSecrets) && !q.Has(paramPolicy) {
+		return nil, nil
+	}
+	return policyOf(q)
+}

@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -88,23 +89,35 @@ func openBench(b *testing.B, backend string) blob.Store {
 		if err != nil {
 			b.Error(err)
 		}
-		each(len(infos), func(i int) error { return s.Delete(ctx, infos[i].Key, blob.Cond{}) })
+		if err := each(len(infos), func(i int) error { return s.Delete(ctx, infos[i].Key, blob.Cond{}) }); err != nil {
+			b.Error(err)
+		}
 	})
 	return s
 }
 
 // each runs f for 0..n-1, search.DefaultParallel at once, and returns the
-// first error.
+// first error; after an error it starts no more.
 func each(n int, f func(i int) error) error {
 	work := make(chan int)
-	errs := make(chan error, search.DefaultParallel)
-	var wg sync.WaitGroup
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
 	for range search.DefaultParallel {
 		wg.Go(func() {
 			for i := range work {
+				mu.Lock()
+				failed := first != nil
+				mu.Unlock()
+				if failed {
+					continue
+				}
 				if err := f(i); err != nil {
-					errs <- err
-					return
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
 				}
 			}
 		})
@@ -114,8 +127,7 @@ func each(n int, f func(i int) error) error {
 	}
 	close(work)
 	wg.Wait()
-	close(errs)
-	return <-errs
+	return first
 }
 
 func benchTargets(b *testing.B, s blob.Store) {

@@ -8,7 +8,9 @@
 //	bash bench/searchengines/size.sh   # binary sizes and dependencies
 //
 // Each engine indexes the same texts, already in memory (what a build adds
-// to reading the files, which is the same for all three), in memory (no
-// file), and answers the same queries (corpus.Queries) with the ten best
-// files and a snippet of each, as the memory_search tool does.
+// to reading the files, which is the same for all three): package search
+// and SQLite in memory, bleve in its default format (scorch) in a
+// temporary directory, as its in-memory index is far slower. Each answers
+// the same queries (corpus.Queries) with the ten best files and a snippet
+// of each, as the memory_search tool does.
 package searchengines

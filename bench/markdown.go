@@ -46,6 +46,9 @@ func (r *report) markdown(w *bytes.Buffer) {
 	p("## Directory rename and delete\n\n")
 	p("Large directory renames and deletes, and what a Redis rename blocks, are measured by hand with the server\n")
 	p("running, not by this run: see [dirmove.md](dirmove.md) for the method and the numbers.\n\n")
+	p("## Search\n\n")
+	p("The search index (package search) has its own benchmarks, run by hand: its targets (first build, query latency,\n")
+	p("storage calls after a change) and the comparison of engines that chose it. See [search.md](search.md).\n\n")
 
 	if probs := r.problems(); len(probs) > 0 {
 		p("## Problems\n\nThe run failed:\n\n")

@@ -39,6 +39,10 @@ type Traits struct {
 	// moment later. The memory handler then checks that a create's name is
 	// free before it writes, so that a create it refuses leaves no record.
 	RecordsWrites bool
+	// Encrypted: the store encrypts what it writes (package crypt), so what
+	// is read through it must not reach a local disk in plain text (a
+	// search index file, for one).
+	Encrypted bool
 	// Mounts are the mount points of a mount table (package mount), in
 	// byte order of their names, or nil for any other store. Such a store
 	// finds nothing outside its mount points and refuses to write there,

@@ -27,8 +27,12 @@ func (s *store) Lock(ctx context.Context, key string) (func(), error) {
 	return l.Lock(ctx, key)
 }
 
-// Traits are inner's: keys pass through unchanged.
-func (s *store) Traits() blob.Traits { return blob.TraitsOf(s.inner) }
+// Traits are inner's (keys pass through unchanged), and Encrypted.
+func (s *store) Traits() blob.Traits {
+	t := blob.TraitsOf(s.inner)
+	t.Encrypted = true
+	return t
+}
 
 // DeleteBatch forwards to inner's BatchDeleter (deleting needs no
 // plaintext, keys pass through unchanged, and the versions this store

@@ -17,5 +17,6 @@ func TestForwarding(t *testing.T) {
 	bound := "each object's ciphertext is bound to its key, so a move or copy re-encrypts through the store"
 	blobtest.Forwarding(t, func(*testing.T) blob.Store { return mem.New(nil) },
 		func(t *testing.T, s blob.Store) blob.Store { return mustWrap(t, s, cfg) },
-		blobtest.ForwardingOptions{Unforwarded: map[string]string{blobtest.CapRename: bound, blobtest.CapCopy: bound}})
+		blobtest.ForwardingOptions{Unforwarded: map[string]string{blobtest.CapRename: bound, blobtest.CapCopy: bound},
+			Traits: func(in blob.Traits) blob.Traits { in.Encrypted = true; return in }})
 }

@@ -291,6 +291,7 @@ func (t *table) Traits() blob.Traits {
 		tr.HidesUnderObjects = tr.HidesUnderObjects || mt.HidesUnderObjects
 		tr.ExclusiveNames = tr.ExclusiveNames && mt.ExclusiveNames
 		tr.RecordsWrites = tr.RecordsWrites || mt.RecordsWrites
+		tr.Encrypted = tr.Encrypted || mt.Encrypted
 		tr.ReadOnly = tr.ReadOnly && m.readOnly
 	}
 	return tr

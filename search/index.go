@@ -24,7 +24,10 @@
 // the memory tool's listings hide too) are never read or found; nor are
 // files over the limit or not UTF-8 (images). It lives in memory: nothing
 // reaches disk, so the index of an encrypted store (package crypt) is as
-// safe as the process.
+// safe as the process. For a plain store, Options.CacheFile also keeps
+// what the index read in a local file, so that the next process reads only
+// what changed since (see Options.CacheFile); it is refused on an
+// encrypted store (blob.Traits.Encrypted).
 //
 // It is kept current two ways:
 //
@@ -88,7 +91,25 @@ type Options struct {
 	// Parallel is how many files are read at once. 0 means
 	// DefaultParallel.
 	Parallel int
+	// CacheFile, when set, is a local file in which the index keeps what
+	// it read (each file's key, version, size, modification time and
+	// text), so that an index made later, in this process or another,
+	// reads from the store only what changed: the first refresh lists the
+	// store, and reads a file only when its version, size or modification
+	// time differ from the cache's. The postings are computed again from
+	// the texts, which costs CPU but no storage call. The file is written
+	// with mode 0600 and replaced whole (a temporary file renamed) after a
+	// refresh that changed what the index holds; a file that cannot be
+	// read or decoded is ignored. Give each store its own file. It is
+	// refused on an encrypted store (ErrEncryptedCache): the file would
+	// hold the plain text.
+	CacheFile string
 }
+
+// ErrEncryptedCache is the error of Open, and of every Search and Refresh
+// of an index made by New, when Options.CacheFile is set on an encrypted
+// store (docs/spec.md "Search").
+var ErrEncryptedCache = errors.New("search: an index file is refused on an encrypted store: the index holds the files' plain text")
 
 // Index is a full-text index over the memory files of one store. It is safe
 // for concurrent use.
@@ -98,10 +119,17 @@ type Index struct {
 	maxAge   time.Duration
 	parallel int
 
-	syncMu    sync.Mutex        // one refresh or re-read at a time
-	built     bool              // under syncMu: a refresh succeeded
-	refreshed time.Time         // under syncMu: when the last one began
-	seen      map[string]string // under syncMu: key -> version of every file looked at, indexed or not
+	syncMu    sync.Mutex           // one refresh or re-read at a time
+	built     bool                 // under syncMu: a refresh succeeded
+	refreshed time.Time            // under syncMu: when the last one began
+	seen      map[string]blob.Info // under syncMu: key -> what was read of every file looked at, indexed or not
+
+	cacheFile string               // Options.CacheFile
+	cacheErr  error                // ErrEncryptedCache, or nil
+	loaded    bool                 // under syncMu: the cache file was tried
+	cached    map[string]blob.Info // under syncMu: files taken from the cache file and not yet checked against a listing
+	unsaved   bool                 // under syncMu: the index changed since the cache file was written
+	saveErr   error                // under syncMu: the last save's error
 
 	dirtyMu sync.Mutex
 	dirty   map[string]struct{} // keys written by this process since they were read
@@ -114,6 +142,8 @@ type Index struct {
 // New returns an Index over store; it reads nothing until the first Search
 // or Refresh. store should be the store the Handler uses (prefixed,
 // mounted, decrypted), since the index shows its keys as memory paths.
+// With Options.CacheFile set on an encrypted store, every Search and
+// Refresh of the index returns ErrEncryptedCache; Open says so at once.
 func New(store blob.Store, opts *Options) *Index {
 	var o Options
 	if opts != nil {
@@ -128,8 +158,22 @@ func New(store blob.Store, opts *Options) *Index {
 	if o.Parallel <= 0 {
 		o.Parallel = DefaultParallel
 	}
-	return &Index{store: store, limit: o.MaxFileBytes, maxAge: o.MaxAge, parallel: o.Parallel,
-		seen: map[string]string{}, dirty: map[string]struct{}{}, p: newPostings()}
+	x := &Index{store: store, limit: o.MaxFileBytes, maxAge: o.MaxAge, parallel: o.Parallel,
+		seen: map[string]blob.Info{}, dirty: map[string]struct{}{}, p: newPostings(), cacheFile: o.CacheFile}
+	if o.CacheFile != "" && blob.TraitsOf(store).Encrypted {
+		x.cacheErr = ErrEncryptedCache
+	}
+	return x
+}
+
+// Open is New, returning ErrEncryptedCache (and no Index) when
+// Options.CacheFile is set on an encrypted store. It reads nothing.
+func Open(store blob.Store, opts *Options) (*Index, error) {
+	x := New(store, opts)
+	if x.cacheErr != nil {
+		return nil, x.cacheErr
+	}
+	return x, nil
 }
 
 // Changed tells the index that the files at these keys (or the trees
@@ -150,8 +194,13 @@ func (x *Index) Changed(keys ...string) {
 
 // Refresh brings the index up to date with the store: one List, and a Get
 // of each file that changed since it was read. On error the index keeps
-// what it had, and the next Search tries again.
+// what it had, and the next Search tries again. With Options.CacheFile,
+// it also returns the error of writing that file (a Search does not: its
+// index is current all the same).
 func (x *Index) Refresh(ctx context.Context) error {
+	if x.cacheErr != nil {
+		return x.cacheErr
+	}
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
 	dirty, stale := x.takeDirty()
@@ -162,7 +211,7 @@ func (x *Index) Refresh(ctx context.Context) error {
 		}
 		return err
 	}
-	return nil
+	return x.saveErr
 }
 
 // Files returns the number of files the index holds.
@@ -176,6 +225,9 @@ func (x *Index) Files() int {
 // made or the last is older than MaxAge, else a re-read of the keys this
 // process changed.
 func (x *Index) sync(ctx context.Context) error {
+	if x.cacheErr != nil {
+		return x.cacheErr
+	}
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
 	dirty, stale := x.takeDirty()
@@ -221,6 +273,9 @@ func indexable(key string) bool {
 // whose version changed and drops those gone. Called under syncMu.
 func (x *Index) refresh(ctx context.Context, prefix string) error {
 	start := time.Now()
+	if x.cacheFile != "" && !x.loaded {
+		x.load()
+	}
 	listed := map[string]struct{}{}
 	var read []blob.Info
 	for info, err := range x.store.List(ctx, prefix) {
@@ -231,12 +286,17 @@ func (x *Index) refresh(ctx context.Context, prefix string) error {
 			continue
 		}
 		listed[info.Key] = struct{}{}
-		if v, ok := x.seen[info.Key]; ok && v == info.Version {
+		if v, ok := x.seen[info.Key]; ok && v.Version == info.Version {
 			continue
 		}
 		if info.Size > x.limit { // not read: it would be refused
-			x.seen[info.Key] = info.Version
+			x.seen[info.Key] = info
 			x.drop(info.Key)
+			x.unsaved = true
+			continue
+		}
+		if c, ok := x.cached[info.Key]; ok && sameFile(c, info) { // indexed from the cache file
+			x.seen[info.Key] = info
 			continue
 		}
 		read = append(read, info)
@@ -245,6 +305,7 @@ func (x *Index) refresh(ctx context.Context, prefix string) error {
 		if _, ok := listed[key]; !ok && strings.HasPrefix(key, prefix) {
 			delete(x.seen, key)
 			x.drop(key)
+			x.unsaved = true
 		}
 	}
 	if err := x.readAll(ctx, read); err != nil {
@@ -252,6 +313,11 @@ func (x *Index) refresh(ctx context.Context, prefix string) error {
 	}
 	if prefix == "" {
 		x.built, x.refreshed = true, start
+		x.forgetCached()
+		if x.cacheFile != "" && x.unsaved {
+			x.saveErr = x.save()
+			x.unsaved = x.saveErr != nil
+		}
 	}
 	return nil
 }
@@ -265,6 +331,7 @@ func (x *Index) reread(ctx context.Context, keys []string) error {
 		} else if !blob.IsReserved(k) && k != "" {
 			// a hidden name: nothing beneath it is indexed either
 			x.dropTree(k)
+			x.unsaved = true
 		}
 	}
 	gone, err := x.readEach(ctx, infos)
@@ -299,24 +366,25 @@ func (x *Index) readEach(ctx context.Context, infos []blob.Info) (gone []string,
 		wg      sync.WaitGroup
 		outMu   sync.Mutex
 		first   error
-		seenSet = map[string]string{}
+		seenSet = map[string]blob.Info{}
 	)
 	for range min(x.parallel, len(infos)) {
 		wg.Go(func() {
 			for info := range work {
 				data, got, err := x.store.Get(ctx, info.Key, x.limit)
-				version := info.Version
-				if version == "" {
-					version = got.Version
+				if info.Version == "" { // not listed: what Get says
+					got.Key = info.Key
+					info = got
 				}
+				version := info.Version
 				outMu.Lock()
 				switch {
 				case err == nil:
-					seenSet[info.Key] = version
+					seenSet[info.Key] = info
 				case errors.Is(err, blob.ErrNotExist):
 					gone = append(gone, info.Key)
 				case errors.Is(err, blob.ErrTooLarge):
-					seenSet[info.Key] = version
+					seenSet[info.Key] = info
 				default:
 					if first == nil {
 						first = fmt.Errorf("search: reading a file: %w", err)
@@ -348,6 +416,7 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	x.unsaved = true
 	for k, v := range seenSet {
 		x.seen[k] = v
 	}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -115,67 +116,155 @@ type analysis struct {
 
 // scratch is analyse's reusable state.
 type scratch struct {
-	seq    []uint32          // the text's term IDs, in order (fresh ones with freshBit)
-	fresh  map[string]uint32 // terms the dictionary lacked -> index in names
-	names  []string
-	serial uint32   // this analysis, for stamp
-	stamp  []uint32 // by term ID: the serial of the last analysis that met it
-	slot   []uint32 // by term ID: its index in analysis.terms, when stamp says so
+	local  spellTable // the file's spellings -> index in spell
+	spell  []spelling // by local index
+	buf    []byte     // the spellings' terms, back to back
+	seq    []uint32   // the text's words' term IDs, in order
+	serial uint32     // this analysis, for stamp
+	stamp  []uint32   // by term ID: the serial of the last analysis that met it
+	slot   []uint32   // by term ID: its index in analysis.terms, when stamp says so
 }
 
-const freshBit = 1 << 31
+// spelling is one way a file writes a term ("The", "the"): its term is
+// scratch.buf[off:end], and id its term ID once known.
+type spelling struct {
+	off, end int
+	id       uint32
+	known    bool
+}
 
-var scratchPool = sync.Pool{New: func() any { return &scratch{fresh: map[string]uint32{}} }}
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// analyse tokenises text, numbering new terms in d.
+// spellTable is an open-addressing hash table from the spellings of one
+// text (substrings of it, so never copied) to numbers. It does the one
+// lookup per word of a build, so it is made for that: no string header
+// hashed twice, no allocation per file. The zero value is empty.
+type spellTable struct {
+	seed  maphash.Seed
+	slots []spellSlot // a power of two long, at most half full
+	used  int
+}
+
+// spellSlot is one entry: the spelling text[start:end], numbered j-1 (0:
+// an empty slot).
+type spellSlot struct {
+	hash       uint64
+	start, end int
+	j          uint32
+}
+
+// spellReset is the size above which a spellTable is made anew rather
+// than cleared, so that one text of many words does not slow the next.
+const spellReset = 1 << 14
+
+// reset empties t for a new text.
+func (t *spellTable) reset() {
+	if t.slots == nil || len(t.slots) > spellReset {
+		t.seed = maphash.MakeSeed()
+		t.slots = make([]spellSlot, 1024)
+	} else {
+		clear(t.slots)
+	}
+	t.used = 0
+}
+
+// lookup returns the number of the spelling text[start:end]; when it has
+// none, it gives it next and reports false.
+func (t *spellTable) lookup(text string, start, end int, next uint32) (uint32, bool) {
+	w := text[start:end]
+	h := maphash.String(t.seed, w)
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.j == 0 {
+			*s = spellSlot{hash: h, start: start, end: end, j: next + 1}
+			t.used++
+			if 2*t.used > len(t.slots) {
+				t.grow(text)
+			}
+			return next, false
+		}
+		if s.hash == h && text[s.start:s.end] == w {
+			return s.j - 1, true
+		}
+	}
+}
+
+// grow doubles the table.
+func (t *spellTable) grow(text string) {
+	old := t.slots
+	t.slots = make([]spellSlot, 2*len(old))
+	mask := uint64(len(t.slots) - 1)
+	for _, s := range old {
+		if s.j == 0 {
+			continue
+		}
+		i := s.hash & mask
+		for t.slots[i].j != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = s
+	}
+}
+
+// analyse tokenises text, numbering new terms in d. Each spelling is
+// folded and looked up in the dictionary once per file: the words are
+// first numbered in a small table of the file's own (keyed by substrings
+// of text, so without copying), then each spelling's term is looked up,
+// under one read lock, and the new ones added under one write lock.
 func analyse(text string, d *dict) analysis {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	sc.seq, sc.names = sc.seq[:0], sc.names[:0]
-	clear(sc.fresh)
-	d.mu.RLock()
-	tokenize(text, func(term []byte, _, _ int) bool {
-		id, ok := d.ids[string(term)]
+	sc.local.reset()
+	sc.spell, sc.buf, sc.seq = sc.spell[:0], sc.buf[:0], sc.seq[:0]
+	words(text, func(start, end int, ascii bool) bool {
+		j, ok := sc.local.lookup(text, start, end, uint32(len(sc.spell)))
 		if !ok {
-			j, ok := sc.fresh[string(term)]
-			if !ok {
-				j = uint32(len(sc.names))
-				t := string(term)
-				sc.fresh[t] = j
-				sc.names = append(sc.names, t)
-			}
-			id = freshBit | j
+			off := len(sc.buf)
+			sc.buf = appendTerm(sc.buf, text[start:end], ascii)
+			sc.spell = append(sc.spell, spelling{off: off, end: len(sc.buf)})
 		}
-		sc.seq = append(sc.seq, id)
+		sc.seq = append(sc.seq, j)
 		return true
 	})
+	missing := 0
+	d.mu.RLock()
+	for i := range sc.spell {
+		sp := &sc.spell[i]
+		sp.id, sp.known = d.ids[string(sc.buf[sp.off:sp.end])]
+		if !sp.known {
+			missing++
+		}
+	}
 	d.mu.RUnlock()
-	if len(sc.names) > 0 {
-		ids := make([]uint32, len(sc.names))
+	if missing > 0 {
 		d.mu.Lock()
-		for j, t := range sc.names {
-			id, ok := d.ids[t] // another file may have brought it meanwhile
+		for i := range sc.spell {
+			sp := &sc.spell[i]
+			if sp.known {
+				continue
+			}
+			t := string(sc.buf[sp.off:sp.end])
+			id, ok := d.ids[t] // another file, or spelling, may have brought it meanwhile
 			if !ok {
 				id = uint32(len(d.names))
 				d.ids[t] = id
 				d.names = append(d.names, t)
 				d.added = append(d.added, id)
 			}
-			ids[j] = id
+			sp.id = id
 		}
 		d.mu.Unlock()
-		for i, id := range sc.seq {
-			if id&freshBit != 0 {
-				sc.seq[i] = ids[id&^freshBit]
-			}
-		}
+	}
+	for i, j := range sc.seq {
+		sc.seq[i] = sc.spell[j].id
 	}
 	sc.serial++
 	if sc.serial == 0 { // wrapped: forget every stamp
 		clear(sc.stamp)
 		sc.serial = 1
 	}
-	var a analysis
+	a := analysis{terms: make([]uint32, 0, len(sc.spell)), n: make([]uint32, 0, len(sc.spell))}
 	for _, id := range sc.seq {
 		if int(id) >= len(sc.stamp) {
 			n := max(int(id)+1, 2*len(sc.stamp))
@@ -218,8 +307,11 @@ func (p *postings) put(key, version, text string, a analysis) {
 		p.docs = append(p.docs, nil)
 	}
 	for i, t := range a.terms {
-		if int(t) >= len(p.lists) {
-			p.lists = append(p.lists, make([][]posting, int(t)+1-len(p.lists))...)
+		for int(t) >= len(p.lists) {
+			p.lists = append(p.lists, nil)
+		}
+		if p.lists[t] == nil {
+			p.lists[t] = make([]posting, 0, 4)
 		}
 		p.lists[t] = append(p.lists[t], posting{doc: id, off: a.off[i], n: a.n[i]})
 	}

@@ -23,6 +23,16 @@ type token struct {
 // its buffer); stop by returning false.
 func tokenize(text string, emit func(term []byte, start, end int) bool) {
 	var buf []byte
+	words(text, func(start, end int, ascii bool) bool {
+		buf = appendTerm(buf[:0], text[start:end], ascii)
+		return emit(buf, start, end)
+	})
+}
+
+// words calls emit with the byte offsets of each word of text (see
+// tokenize), and whether the word is all ASCII; stop by returning false.
+// It does not fold: appendTerm makes a word's term.
+func words(text string, emit func(start, end int, ascii bool) bool) {
 	i := 0
 	for i < len(text) {
 		c := text[i]
@@ -34,25 +44,19 @@ func tokenize(text string, emit func(term []byte, start, end int) bool) {
 			// ASCII fast path: a run of ASCII letters and digits, which
 			// ends the word unless a non-ASCII letter follows.
 			start := i
-			buf = buf[:0]
 			for i < len(text) && text[i] < utf8.RuneSelf && isASCIIWord(text[i]) {
-				b := text[i]
-				if 'A' <= b && b <= 'Z' {
-					b += 'a' - 'A'
-				}
-				buf = append(buf, b)
 				i++
 			}
 			if i < len(text) && text[i] >= utf8.RuneSelf {
 				if r, _ := utf8.DecodeRuneInString(text[i:]); isWordRune(r) && !isSolo(r) {
 					i = wordEnd(text, i)
-					if !emit([]byte(fold(text[start:i])), start, i) {
+					if !emit(start, i, false) {
 						return
 					}
 					continue
 				}
 			}
-			if !emit(buf, start, i) {
+			if !emit(start, i, true) {
 				return
 			}
 			continue
@@ -60,20 +64,36 @@ func tokenize(text string, emit func(term []byte, start, end int) bool) {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
 		case isSolo(r):
-			if !emit([]byte(fold(text[i:i+size])), i, i+size) {
+			if !emit(i, i+size, false) {
 				return
 			}
 			i += size
 		case isWordRune(r) && !unicode.Is(unicode.Mn, r):
 			start := i
 			i = wordEnd(text, i)
-			if !emit([]byte(fold(text[start:i])), start, i) {
+			if !emit(start, i, false) {
 				return
 			}
 		default:
 			i += size
 		}
 	}
+}
+
+// appendTerm appends the term of word to buf: an ASCII word in lower
+// case, any other folded (see fold).
+func appendTerm(buf []byte, word string, ascii bool) []byte {
+	if !ascii {
+		return append(buf, fold(word)...)
+	}
+	for i := 0; i < len(word); i++ {
+		b := word[i]
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		buf = append(buf, b)
+	}
+	return buf
 }
 
 // wordEnd returns the end of the word that continues at i.

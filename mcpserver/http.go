@@ -64,10 +64,14 @@ type HTTPOptions struct {
 	// Search, if set and Open is not, gives each tenant the memory_search
 	// tool over its own tree (see TenantSearch), with these options.
 	Search *search.Options
-	// Tokens are the bearer tokens and their tenants. With none, the server
-	// needs no token, serves the whole store as one tenant, and Serve
-	// refuses any address but loopback.
+	// Tokens are the bearer tokens and their tenants. With none (and no
+	// OAuth), the server needs no token, serves the whole store as one
+	// tenant, and Serve refuses any address but loopback.
 	Tokens *Tokens
+	// OAuth, if set, makes the server an OAuth 2.1 resource server: it
+	// accepts the JWT access tokens OAuth verifies (and no Tokens), and
+	// publishes its protected resource metadata at ResourceMetadataPath.
+	OAuth *OAuth
 	// Actor is the actor of the commands when there are no tokens (a
 	// tenant's commands have its name).
 	Actor string
@@ -106,6 +110,8 @@ type HTTP struct {
 	opts HTTPOptions
 	mcp  http.Handler // the SDK's handler, behind authentication
 
+	resourceMetadata http.Handler // with OAuth: its protected resource metadata
+
 	mu       sync.Mutex
 	tenants  map[string]*tenantServer // by tenant name; "" without tokens
 	draining bool                     // shutting down: refuse new requests
@@ -137,6 +143,9 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 	if opts.Store == nil && opts.Open == nil {
 		return nil, errors.New("mcpserver: HTTPOptions needs a Store or an Open function")
 	}
+	if opts.OAuth != nil && opts.Tokens.Len() > 0 {
+		return nil, errors.New("mcpserver: HTTPOptions takes tokens or OAuth, not both")
+	}
 	if opts.MaxRequestBytes <= 0 {
 		opts.MaxRequestBytes = DefaultMaxRequestBytes
 	}
@@ -159,6 +168,9 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 		opts.Logger = slog.Default()
 	}
 	h := &HTTP{opts: opts, tenants: map[string]*tenantServer{}, sessions: map[string]*tenantSessions{}}
+	if opts.OAuth != nil {
+		h.resourceMetadata = auth.ProtectedResourceMetadataHandler(opts.OAuth.Metadata())
+	}
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s, ok := r.Context().Value(serverKey{}).(*Server); ok {
 			return s.mcp
@@ -173,7 +185,10 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.serveTenant(w, r, sdk)
 	})
-	if opts.Tokens.Len() > 0 {
+	switch {
+	case opts.OAuth != nil:
+		inner = h.requireOAuth(auth.RequireBearerToken(granted, &auth.RequireBearerTokenOptions{ClockSkew: opts.OAuth.opts.Leeway})(inner))
+	case opts.Tokens.Len() > 0:
 		inner = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(inner)
 	}
 	// Browsers may not drive the server from another origin's page.
@@ -188,7 +203,7 @@ func (h *HTTP) verify(_ context.Context, token string, _ *http.Request) (*auth.T
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: t.Name, Extra: map[string]any{"tenant": t}}, nil
+	return &auth.TokenInfo{UserID: tenantKey(t), Extra: map[string]any{"tenant": t}}, nil
 }
 
 // ServeHTTP routes a request: MCPPath, HealthPath, or 404.
@@ -196,6 +211,12 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case HealthPath:
 		h.serveHealth(w, r)
+	case ResourceMetadataPath, ResourceMetadataPath + MCPPath:
+		if h.opts.OAuth == nil {
+			http.NotFound(w, r)
+			return
+		}
+		h.resourceMetadata.ServeHTTP(w, r)
 	case MCPPath:
 		if r.Method != http.MethodGet { // a GET is the long-lived event stream
 			if !h.beginRequest() {
@@ -350,6 +371,16 @@ func writeRPCError(w http.ResponseWriter, status int, msg string) {
 	w.Write(append(body, '\n'))
 }
 
+// tenantKey names t's Server and its sessions' user: an OAuth tenant is
+// read-only with one token and not with another, and each has its own
+// handler.
+func tenantKey(t *Tenant) string {
+	if t != nil && t.ReadOnly {
+		return t.Name + " (read-only)"
+	}
+	return nameOf(t)
+}
+
 func nameOf(t *Tenant) string {
 	if t == nil {
 		return ""
@@ -361,10 +392,10 @@ func nameOf(t *Tenant) string {
 // again after a failure).
 func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
 	h.mu.Lock()
-	ts := h.tenants[nameOf(t)]
+	ts := h.tenants[tenantKey(t)]
 	if ts == nil {
 		ts = &tenantServer{}
-		h.tenants[nameOf(t)] = ts
+		h.tenants[tenantKey(t)] = ts
 	}
 	h.mu.Unlock()
 	ts.mu.Lock()
@@ -526,7 +557,7 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config
 // CheckAddr returns the error Serve gives for a listener on addr: ErrNoAuth
 // when h has no tokens and addr is not loopback, else nil.
 func (h *HTTP) CheckAddr(addr net.Addr) error {
-	if h.opts.Tokens.Len() == 0 && !IsLoopback(addr) {
+	if h.opts.Tokens.Len() == 0 && h.opts.OAuth == nil && !IsLoopback(addr) {
 		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment)", ErrNoAuth, addr)
 	}
 	return nil

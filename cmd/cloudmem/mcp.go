@@ -37,6 +37,7 @@ type mcpFlags struct {
 	maxSessions, maxTokenSessions           int
 	search                                  bool
 	stdio                                   bool // --stdio: stdio even when the config names an address
+	oauth                                   oauthFlags
 }
 
 // newMCPCmd is "cloudmem mcp": the store as an MCP server, over stdio (for
@@ -71,8 +72,8 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 				return err
 			}
 			if f.http == "" {
-				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" {
-					return usageErrorf("--token-file, --tls-cert and --tls-key need --http")
+				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" || f.oauth.set() {
+					return usageErrorf("--token-file, --tls-cert, --tls-key and --oauth-* need --http")
 				}
 				return a.serveStdio(ctx, *f)
 			}
@@ -89,6 +90,7 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 	flags.IntVar(&f.maxTokenSessions, "max-token-sessions", mcpserver.DefaultMaxTenantSessions, "with --http, the most sessions open at once of one token (negative: no cap)")
 	flags.BoolVar(&f.search, "search", true, "offer the read-only memory_search tool beside the memory tool (its index is built in memory on the first search)")
 	flags.BoolVar(&f.stdio, "stdio", false, "serve stdio even when the store's mcp settings in the config file name an HTTP address")
+	addOAuthFlags(cmd, &f.oauth) // mcp_oauth.go
 	addActorFlag(cmd, &f.actor)
 	return cmd
 }
@@ -153,7 +155,12 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 		actor = defaultActor(a.getenv)
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, nil))
+	oauth, err := f.oauth.open(ctx, tokens, log)
+	if err != nil {
+		return err
+	}
 	opts := mcpserver.HTTPOptions{
+		OAuth: oauth,
 		Store: store, Memory: a.instrumentOptions(memory.Options{Logger: log}), Tokens: tokens, Actor: actor,
 		MaxRequestBytes: f.maxRequestBytes, Version: version(), Logger: log,
 		MaxSessions: f.maxSessions, MaxTenantSessions: f.maxTokenSessions,

@@ -95,6 +95,15 @@ type HTTPOptions struct {
 	// the whole store without tokens): over it, HTTP 429. 0 means
 	// DefaultMaxTenantSessions; negative means no cap.
 	MaxTenantSessions int
+	// Stateless serves every request on its own, with nothing kept between
+	// requests (go-sdk's StreamableHTTPOptions.Stateless): protocol
+	// 2026-07-28 as it is meant, and older protocols without a session id
+	// (each request after initialize runs as if just initialized). Any
+	// replica behind a load balancer then answers any request, with no
+	// session affinity. There are no sessions to cap (MaxSessions and
+	// MaxTenantSessions do not apply), no event stream (GET and DELETE get
+	// 405), and no resource subscriptions.
+	Stateless bool
 	// Version is reported to clients (see Options).
 	Version string
 	// Logger receives the server's log. Nil means slog.Default().
@@ -178,6 +187,7 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 		return nil
 	}, &mcp.StreamableHTTPOptions{
 		JSONResponse:        true,
+		Stateless:           opts.Stateless,
 		Logger:              sdkLogger(opts.Logger),
 		SessionTimeout:      opts.SessionTimeout,
 		MaxRequestBodyBytes: opts.MaxRequestBytes,
@@ -274,7 +284,7 @@ func (h *HTTP) serveTenant(w http.ResponseWriter, r *http.Request, sdk http.Hand
 		http.Error(w, "the memory store is not available", http.StatusServiceUnavailable)
 		return
 	}
-	if r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" { // opens a session
+	if !h.opts.Stateless && r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" { // opens a session
 		if code, msg := h.reserve(nameOf(t), srv); code != 0 {
 			writeRPCError(w, code, msg)
 			return

@@ -38,6 +38,7 @@ type mcpFlags struct {
 	search                                  bool
 	stdio                                   bool // --stdio: stdio even when the config names an address
 	oauth                                   oauthFlags
+	stateless                               bool // --stateless: for replicas behind a load balancer
 }
 
 // newMCPCmd is "cloudmem mcp": the store as an MCP server, over stdio (for
@@ -91,6 +92,7 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 	flags.BoolVar(&f.search, "search", true, "offer the read-only memory_search tool beside the memory tool (its index is built in memory on the first search)")
 	flags.BoolVar(&f.stdio, "stdio", false, "serve stdio even when the store's mcp settings in the config file name an HTTP address")
 	addOAuthFlags(cmd, &f.oauth) // mcp_oauth.go
+	flags.BoolVar(&f.stateless, "stateless", false, "with --http, keep nothing between requests (no sessions), so that any of several replicas behind a load balancer answers any request")
 	addActorFlag(cmd, &f.actor)
 	return cmd
 }
@@ -160,7 +162,7 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 		return err
 	}
 	opts := mcpserver.HTTPOptions{
-		OAuth: oauth,
+		OAuth: oauth, Stateless: f.stateless,
 		Store: store, Memory: a.instrumentOptions(memory.Options{Logger: log}), Tokens: tokens, Actor: actor,
 		MaxRequestBytes: f.maxRequestBytes, Version: version(), Logger: log,
 		MaxSessions: f.maxSessions, MaxTenantSessions: f.maxTokenSessions,

@@ -341,4 +341,3 @@ func TestReplicas(t *testing.T) {
 		}
 	}
 }
-

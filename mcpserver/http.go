@@ -95,6 +95,15 @@ type HTTPOptions struct {
 	// the whole store without tokens): over it, HTTP 429. 0 means
 	// DefaultMaxTenantSessions; negative means no cap.
 	MaxTenantSessions int
+	// MaxInFlight caps the requests (POSTs) served at once, of all
+	// tenants: over it, HTTP 503 with a JSON-RPC error (docs/spec.md
+	// "Sessions over HTTP"). 0 means DefaultMaxInFlight; negative means no
+	// cap.
+	MaxInFlight int
+	// MaxTenantInFlight caps the requests served at once of one tenant:
+	// over it, HTTP 429. 0 means DefaultMaxTenantInFlight; negative means no
+	// cap.
+	MaxTenantInFlight int
 	// Stateless serves every request on its own, with nothing kept between
 	// requests (go-sdk's StreamableHTTPOptions.Stateless): protocol
 	// 2026-07-28 as it is meant, and older protocols without a session id
@@ -130,6 +139,10 @@ type HTTP struct {
 	smu      sync.Mutex
 	sessions map[string]*tenantSessions // by tenant name
 	open     int                        // sessions and reservations, all tenants
+
+	fmu            sync.Mutex
+	inFlight       int            // requests admitted, all tenants
+	tenantInFlight map[string]int // by tenant name
 }
 
 // tenantSessions counts the sessions of one tenant: those opened (by id)
@@ -173,10 +186,16 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 	if opts.MaxTenantSessions == 0 {
 		opts.MaxTenantSessions = DefaultMaxTenantSessions
 	}
+	if opts.MaxInFlight == 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.MaxTenantInFlight == 0 {
+		opts.MaxTenantInFlight = DefaultMaxTenantInFlight
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &HTTP{opts: opts, tenants: map[string]*tenantServer{}, sessions: map[string]*tenantSessions{}}
+	h := &HTTP{opts: opts, tenants: map[string]*tenantServer{}, sessions: map[string]*tenantSessions{}, tenantInFlight: map[string]int{}}
 	if opts.OAuth != nil {
 		h.resourceMetadata = auth.ProtectedResourceMetadataHandler(opts.OAuth.Metadata())
 	}
@@ -216,11 +235,14 @@ func (h *HTTP) verify(_ context.Context, token string, _ *http.Request) (*auth.T
 	return &auth.TokenInfo{UserID: tenantKey(t), Extra: map[string]any{"tenant": t}}, nil
 }
 
-// ServeHTTP routes a request: MCPPath, HealthPath, or 404.
-func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// route routes a request: MCPPath, HealthPath, ReadyPath, the resource
+// metadata, or 404.
+func (h *HTTP) route(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case HealthPath:
 		h.serveHealth(w, r)
+	case ReadyPath:
+		h.serveReady(w, r)
 	case ResourceMetadataPath, ResourceMetadataPath + MCPPath:
 		if h.opts.OAuth == nil {
 			http.NotFound(w, r)
@@ -277,6 +299,17 @@ func (h *HTTP) serveTenant(w http.ResponseWriter, r *http.Request, sdk http.Hand
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+	}
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.tenant, info.authed = nameOf(t), true
+	}
+	if r.Method == http.MethodPost {
+		if code, msg := h.admit(nameOf(t)); code != 0 {
+			w.Header().Set("Retry-After", "1")
+			writeRPCError(w, code, msg)
+			return
+		}
+		defer h.release(nameOf(t))
 	}
 	srv, err := h.tenant(r.Context(), t)
 	if err != nil {

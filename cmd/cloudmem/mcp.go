@@ -35,6 +35,7 @@ type mcpFlags struct {
 	http, tokenFile, tlsCert, tlsKey, actor string
 	maxRequestBytes                         int64
 	maxSessions, maxTokenSessions           int
+	maxInFlight, maxTokenInFlight           int
 	search                                  bool
 	stdio                                   bool // --stdio: stdio even when the config names an address
 	oauth                                   oauthFlags
@@ -89,6 +90,8 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 	flags.Int64Var(&f.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "refuse HTTP requests larger than `N` bytes")
 	flags.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http, the most sessions open at once, of all tokens (negative: no cap)")
 	flags.IntVar(&f.maxTokenSessions, "max-token-sessions", mcpserver.DefaultMaxTenantSessions, "with --http, the most sessions open at once of one token (negative: no cap)")
+	flags.IntVar(&f.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "with --http, the most requests served at once, of all tokens (negative: no cap)")
+	flags.IntVar(&f.maxTokenInFlight, "max-token-in-flight", mcpserver.DefaultMaxTenantInFlight, "with --http, the most requests served at once of one token (negative: no cap)")
 	flags.BoolVar(&f.search, "search", true, "offer the read-only memory_search tool beside the memory tool (its index is built in memory on the first search)")
 	flags.BoolVar(&f.stdio, "stdio", false, "serve stdio even when the store's mcp settings in the config file name an HTTP address")
 	addOAuthFlags(cmd, &f.oauth) // mcp_oauth.go
@@ -166,6 +169,7 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 		Store: store, Memory: a.instrumentOptions(memory.Options{Logger: log}), Tokens: tokens, Actor: actor,
 		MaxRequestBytes: f.maxRequestBytes, Version: version(), Logger: log,
 		MaxSessions: f.maxSessions, MaxTenantSessions: f.maxTokenSessions,
+		MaxInFlight: f.maxInFlight, MaxTenantInFlight: f.maxTokenInFlight,
 	}
 	if f.search {
 		opts.Search = &search.Options{}

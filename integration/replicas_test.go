@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,16 +155,14 @@ var replicaFiles = []string{"/memories/a.md", "/memories/b.md", "/memories/c.md"
 // insertClients runs clients clients, released at once, each inserting
 // perClient lines (one call each) into the shared files through endpoint;
 // a call that fails or is refused is retried (on a new connection after a
-// failure), up to 50 times. after is called once, when a third of the lines
-// are acknowledged.
-func insertClients(t *testing.T, endpoint string, clients, perClient int, after func()) *insertRun {
+// failure), up to 50 times. at[n] is called when n lines are acknowledged.
+func insertClients(t *testing.T, endpoint string, clients, perClient int, at map[int64]func()) *insertRun {
 	t.Helper()
 	run := &insertRun{}
 	connect := func() (*mcp.ClientSession, error) {
 		tr := &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: true}
 		return mcp.NewClient(&mcp.Implementation{Name: "replicas"}, nil).Connect(t.Context(), tr, nil)
 	}
-	var once sync.Once
 	var ackedCount atomic.Int64
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -222,8 +221,8 @@ func insertClients(t *testing.T, endpoint string, clients, perClient int, after 
 					}
 					break
 				}
-				if ackedCount.Add(1) == int64(clients*perClient/3) && after != nil {
-					once.Do(after)
+				if f := at[ackedCount.Add(1)]; f != nil {
+					f()
 				}
 			}
 		})
@@ -288,7 +287,8 @@ func replicaInserts(t *testing.T) int {
 // TestReplicas runs 32 clients inserting lines into four shared files
 // through nginx, round robin over one and over three stateless cloudmem
 // replicas on one MinIO store and on one Redis store; in the three-replica
-// runs one replica is killed (SIGKILL) when a third of the lines are in.
+// runs one replica is killed (SIGKILL) when a third of the lines are in, and
+// another sent SIGTERM at two thirds, which it must drain and exit 0 on.
 // Every acknowledged line is in its file, every file is whole, and every
 // client whose call failed succeeded on a retry.
 func TestReplicas(t *testing.T) {
@@ -319,21 +319,39 @@ func TestReplicas(t *testing.T) {
 				}
 				replicas, ports := startReplicas(t, bin, storeURL, n)
 				base := startNginx(t, ports)
-				var kill func()
+				at := map[int64]func(){}
+				drained := make(chan error, 1)
 				if n > 1 {
-					kill = func() {
+					total := int64(clients * perClient)
+					at[total/3] = func() { // one replica dies
 						if err := replicas[1].Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 							t.Errorf("killing replica 1: %v", err)
 						}
 					}
+					at[2*total/3] = func() { // another is told to stop: it drains
+						if err := replicas[2].Process.Signal(syscall.SIGTERM); err != nil {
+							t.Errorf("SIGTERM to replica 2: %v", err)
+						}
+						go func() { drained <- replicas[2].Wait() }()
+					}
 				}
 				began := time.Now()
-				run := insertClients(t, base+mcpserver.MCPPath, clients, perClient, kill)
+				run := insertClients(t, base+mcpserver.MCPPath, clients, perClient, at)
 				took := time.Since(began)
 				present, twice := checkInserts(t, store, run)
 				t.Logf("%s, %d replica(s)%s: %d clients x %d inserts: %d acknowledged, %d present (%d twice), %d conflicts retried, %d errors retried; per call p50 %v, p99 %v; %v in all",
-					st.name, n, map[bool]string{true: ", one killed", false: ""}[n > 1], clients, perClient, len(run.acked), present, twice,
+					st.name, n, map[bool]string{true: ", one killed, one drained", false: ""}[n > 1], clients, perClient, len(run.acked), present, twice,
 					run.refused.Load(), run.errors.Load(), run.percentile(0.50).Round(time.Millisecond), run.percentile(0.99).Round(time.Millisecond), took.Round(time.Millisecond))
+				if n > 1 {
+					select {
+					case err := <-drained:
+						if err != nil {
+							t.Errorf("replica 2 after SIGTERM: %v, want exit 0", err)
+						}
+					case <-time.After(40 * time.Second):
+						t.Errorf("replica 2 did not exit within 40 s of SIGTERM")
+					}
+				}
 				if len(run.acked) != clients*perClient {
 					t.Errorf("%d acknowledged, want %d (the first error: %v)", len(run.acked), clients*perClient, run.firstErr.Load())
 				}

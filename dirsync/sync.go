@@ -165,15 +165,17 @@ func Sync(ctx context.Context, dir string, store blob.Store, opts Options) (Repo
 
 // pass is one run of Sync.
 type pass struct {
-	opts   Options
-	store  blob.Store
+	opts  Options
+	store blob.Store
+	// gate writes and deletes the store's memory files, under the
+	// store's rules (its limits, its file count, a name that is never
+	// both a file and a directory), as the model's commands do.
+	gate   *memory.Handler
 	local  *local
 	state  *state
 	unlock func()
 	log    *slog.Logger
 	rep    Report
-	// files is the number of memory files in the store, for MaxFiles.
-	files int
 }
 
 func newPass(dir string, store blob.Store, opts Options) (*pass, error) {
@@ -209,14 +211,20 @@ func newPass(dir string, store blob.Store, opts Options) (*pass, error) {
 		unlock()
 		return nil, err
 	}
+	log := cmp.Or(opts.Logger, slog.Default())
+	gate, err := memory.New(store, memory.Options{MaxFiles: opts.MaxFiles, MaxFileBytes: opts.MaxFileBytes, Logger: log})
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("dirsync: %w", err)
+	}
 	l, err := openLocal(dir)
 	if err != nil {
 		unlock()
 		return nil, err
 	}
 	return &pass{
-		opts: opts, store: store, local: l, state: st, unlock: unlock,
-		log: cmp.Or(opts.Logger, slog.Default()),
+		opts: opts, store: store, gate: gate, local: l, state: st, unlock: unlock,
+		log: log,
 		rep: Report{DryRun: opts.DryRun},
 	}, nil
 }
@@ -271,22 +279,6 @@ func (p *pass) run(ctx context.Context) (Report, error) {
 		}
 		return p.rep, p.outcome()
 	}
-	// Uploads, remote deletes and conflict copies reach the store past a
-	// memory.Handler: its file count is forgotten before and after them,
-	// so that its next create counts the store again.
-	writes := slices.ContainsFunc(plan, func(st step) bool {
-		return st.op == OpUpload || st.op == OpDeleteRemote || st.op == OpConflict
-	})
-	if writes {
-		if err := memory.ForgetFileCount(ctx, p.store); err != nil {
-			return p.rep, fmt.Errorf("dirsync: %w", err)
-		}
-		defer func() {
-			if err := memory.ForgetFileCount(context.WithoutCancel(ctx), p.store); err != nil {
-				p.log.Warn("dirsync: the memory handlers' file count was not reset; the store may pass its file limit", "error", err)
-			}
-		}()
-	}
 	for i, st := range plan {
 		if err := ctx.Err(); err != nil {
 			p.saveState()
@@ -326,6 +318,15 @@ func (p *pass) skip(key, reason string) { p.rep.Skipped = append(p.rep.Skipped, 
 func (p *pass) fail(key string, err error) {
 	p.log.Warn("dirsync: a file could not be synced", "file", key, "error", err)
 	p.rep.Failed = append(p.rep.Failed, Problem{key, shortCause(err)})
+}
+
+// refusal is the memory tool's own text for a write the store's rules
+// refused (err is a *memory.Error).
+func refusal(err error) string {
+	if me, ok := errors.AsType[*memory.Error](err); ok {
+		return me.Msg
+	}
+	return err.Error()
 }
 
 // shortCause is the reason a person reads for a failure.
@@ -393,7 +394,6 @@ func (p *pass) survey(ctx context.Context) ([]*item, error) {
 			p.skip(info.Key, "in the store "+reason)
 			continue
 		}
-		p.files++
 		it := get(info.Key)
 		it.rem = side{present: true, version: info.Version}
 	}
@@ -724,24 +724,21 @@ func (p *pass) upload(ctx context.Context, it *item) error {
 	if err := p.readLocal(it); err != nil || it.key == "" {
 		return err
 	}
-	cond := blob.Cond{IfAbsent: true}
+	ifVersion := "" // a new file
 	if it.rem.present {
-		cond = blob.Cond{IfVersion: it.rem.version}
-	} else if p.opts.MaxFiles >= 0 && p.files >= p.opts.MaxFiles {
-		p.skip(it.key, fmt.Sprintf("not uploaded: the store holds %d files, the limit is %d", p.files, p.opts.MaxFiles))
+		ifVersion = it.rem.version
+	}
+	version, err := p.gate.Write(ctx, memory.PathOf(it.key), it.loc.data, ifVersion)
+	switch {
+	case errors.Is(err, memory.ErrFull), errors.Is(err, memory.ErrTooLarge):
+		p.skip(it.key, "not uploaded: "+refusal(err))
 		return errSkipped
-	}
-	info, err := p.store.Put(ctx, it.key, it.loc.data, cond)
-	if errors.Is(err, blob.ErrPrecondition) {
+	case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrExists):
 		return p.raced(ctx, it)
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("writing to the store: %w", err)
 	}
-	if !it.rem.present {
-		p.files++
-	}
-	rem := side{present: true, sha: it.loc.sha, version: info.Version}
+	rem := side{present: true, sha: it.loc.sha, version: version}
 	p.record(it, it.loc, rem)
 	p.done(OpUpload, it.key, "")
 	return nil
@@ -788,10 +785,10 @@ func (p *pass) download(ctx context.Context, it *item) error {
 }
 
 func (p *pass) deleteRemote(ctx context.Context, it *item) error {
-	err := p.store.Delete(ctx, it.key, blob.Cond{IfVersion: it.rem.version})
+	err := p.gate.Remove(ctx, memory.PathOf(it.key), it.rem.version)
 	switch {
-	case errors.Is(err, blob.ErrNotExist):
-	case errors.Is(err, blob.ErrPrecondition):
+	case errors.Is(err, memory.ErrNotFound):
+	case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrNotFile):
 		return fmt.Errorf("not deleted: the store's copy changed during the sync; it is synced on the next pass")
 	case err != nil:
 		return fmt.Errorf("deleting from the store: %w", err)
@@ -828,13 +825,17 @@ func (p *pass) conflict(ctx context.Context, it *item) error {
 		return fmt.Errorf("changed on both sides, and the conflict name %s %s; nothing was changed", ck, reason)
 	}
 	// 1. The local content, under the conflict name, in the store.
-	info, err := p.store.Put(ctx, ck, it.loc.data, blob.Cond{IfAbsent: true})
-	if errors.Is(err, blob.ErrPrecondition) {
-		var data []byte
+	version, err := p.gate.Write(ctx, memory.PathOf(ck), it.loc.data, "")
+	if errors.Is(err, memory.ErrExists) {
+		var (
+			data []byte
+			info blob.Info
+		)
 		data, info, err = getBounded(ctx, p.store, ck, p.opts.MaxFileBytes)
 		if err == nil && hashOf(data) != it.loc.sha {
 			err = fmt.Errorf("the conflict name %s is taken by other content", ck)
 		}
+		version = info.Version
 	}
 	if err != nil {
 		return fmt.Errorf("keeping the local content in the store: %w", err)
@@ -847,7 +848,7 @@ func (p *pass) conflict(ctx context.Context, it *item) error {
 	if err != nil {
 		return fmt.Errorf("keeping the local content: %w", err)
 	}
-	both := side{present: true, sha: it.loc.sha, version: info.Version}
+	both := side{present: true, sha: it.loc.sha, version: version}
 	p.record(&item{key: ck}, both, both)
 	// 3. The store's content under the file's name, here.
 	if err := p.local.write(it.key, it.rem.data, it.loc.sha); err != nil {

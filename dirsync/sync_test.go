@@ -16,6 +16,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/dirsync"
 	"github.com/cloudmem/cloudmem/dirsync/dirsynctest"
+	"github.com/cloudmem/cloudmem/memory"
 )
 
 func newMem(t *testing.T) blob.Store { return mem.New(nil) }
@@ -100,10 +101,20 @@ func TestStoreFullSkipsNewFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []dirsync.Problem{{"c.md", "not uploaded: the store holds 2 files, the limit is 2"}}; !slices.Equal(rep.Skipped, want) {
+		if want := []dirsync.Problem{{"c.md", "not uploaded: The memory directory is full: it holds 2 files, the limit is 2. Delete or merge files first."}}; !slices.Equal(rep.Skipped, want) {
 			t.Errorf("%s: skipped %q, want %q", tc.name, rep.Skipped, want)
 		}
 		dirsynctest.Expect(t, "the store", dirsynctest.StoreTree(t, tc.store), map[string]string{"a.md": "1", "b.md": "2"})
+		// The uploads went through the write gate, so the file count is
+		// exact: the model's next create is refused too.
+		h, err := memory.New(tc.store, memory.Options{MaxFiles: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := h.Create(t.Context(), "/memories/d.md", "4")
+		if want := "Error: The memory directory is full: it holds 2 files, the limit is 2. Delete or merge files first."; res.Text != want {
+			t.Errorf("%s: a create after the sync: %q, want %q", tc.name, res.Text, want)
+		}
 	}
 }
 

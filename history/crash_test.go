@@ -273,7 +273,8 @@ var crashScenarios = []crashScenario{
 	}, []string{"d/x.md", "d/y.md", "e/x.md", "e/y.md"}},
 	{"restore", setupTwoVersions, func(ctx context.Context, h *memory.Handler, hs *history.Store) bool {
 		_, err := hs.Restore(ctx, "a.md", firstVersion(ctx, hs), func(ctx context.Context, key string, data []byte, ifVersion string) error {
-			return h.Write(ctx, memory.PathOf(key), data, ifVersion)
+			_, err := h.Write(ctx, memory.PathOf(key), data, ifVersion)
+			return err
 		})
 		return err == nil
 	}, []string{"a.md"}},

@@ -59,7 +59,8 @@ func ExampleStore_Restore() {
 
 	// The restore writes through the handler, under the tree's rules.
 	write := func(ctx context.Context, key string, data []byte, ifVersion string) error {
-		return h.Write(ctx, memory.PathOf(key), data, ifVersion)
+		_, err := h.Write(ctx, memory.PathOf(key), data, ifVersion)
+		return err
 	}
 	v, err := hs.Restore(ctx, "todo.md", versions[0].ID, write)
 	if err != nil {

@@ -25,6 +25,11 @@ const (
 	scriptPath  = "emulators.sh"
 )
 
+// fileCountKey is the key of the memory handlers' file count at the root
+// of a store: memory keeps it to itself (memory.IsBookkeeping tells its
+// objects), so the tests that compare a bucket's raw keys name it here.
+const fileCountKey = ".cloudmem/files"
+
 // composeFile is the part of docker-compose.yml the harness checks.
 type composeFile struct {
 	Services map[string]composeService `yaml:"services"`

@@ -9,7 +9,8 @@
 #   3. go mod tidy  go.mod and go.sum are tidy (go mod tidy -diff shows what would change)
 #   4. emulators    integration/emulators.sh up: installs what is missing, then starts Redis, MinIO,
 #                   fake-gcs-server and Azurite on 127.0.0.1 (the first run builds MinIO: ~7 minutes)
-#   5. go test      go test -race -count=1 ./..., with the emulators' settings in the environment, then the
+#   5. chromium     integration/chromium.sh: installs headless Chromium for the web console's browser test
+#   6. go test      go test -race -count=1 ./..., with the emulators' settings in the environment, then the
 #                   same in bench/ (a module of its own)
 # and prints a summary. The emulators it started are stopped on exit; servers that were all already
 # running before it started are left running.
@@ -106,6 +107,12 @@ if [[ $(go env CGO_ENABLED) != 1 ]]; then
 		printf 'no C compiler: running go test without -race\n'
 	fi
 fi
+
+step "chromium"
+# The web console's browser test (web/browser_test.go) drives headless Chromium.
+CLOUDMEM_CHROMIUM=$(bash integration/chromium.sh)
+export CLOUDMEM_CHROMIUM
+ok
 
 step "Hydra and nginx"
 # The OAuth tests' authorization server (built once, with cgo) and the replica tests' load balancer.

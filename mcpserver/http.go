@@ -117,6 +117,11 @@ type HTTPOptions struct {
 	Version string
 	// Logger receives the server's log. Nil means slog.Default().
 	Logger *slog.Logger
+	// Fallback, if set, serves the requests for every path other than
+	// MCPPath, HealthPath, ReadyPath and, with OAuth, its metadata (say the
+	// web console, package web, so that one service serves both), instead
+	// of 404. It does its own authentication.
+	Fallback http.Handler
 }
 
 // HTTP is an http.Handler serving MCP over streamable HTTP at MCPPath and
@@ -235,21 +240,18 @@ func (h *HTTP) verify(_ context.Context, token string, _ *http.Request) (*auth.T
 	return &auth.TokenInfo{UserID: tenantKey(t), Extra: map[string]any{"tenant": t}}, nil
 }
 
-// route routes a request: MCPPath, HealthPath, ReadyPath, the resource
-// metadata, or 404.
+// route routes a request: MCPPath, HealthPath, ReadyPath, with OAuth the
+// resource metadata, else HTTPOptions.Fallback or 404.
 func (h *HTTP) route(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case HealthPath:
+	isMetadata := r.URL.Path == ResourceMetadataPath || r.URL.Path == ResourceMetadataPath+MCPPath
+	switch {
+	case r.URL.Path == HealthPath:
 		h.serveHealth(w, r)
-	case ReadyPath:
+	case r.URL.Path == ReadyPath:
 		h.serveReady(w, r)
-	case ResourceMetadataPath, ResourceMetadataPath + MCPPath:
-		if h.opts.OAuth == nil {
-			http.NotFound(w, r)
-			return
-		}
+	case isMetadata && h.opts.OAuth != nil:
 		h.resourceMetadata.ServeHTTP(w, r)
-	case MCPPath:
+	case r.URL.Path == MCPPath:
 		if r.Method != http.MethodGet { // a GET is the long-lived event stream
 			if !h.beginRequest() {
 				http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
@@ -265,6 +267,10 @@ func (h *HTTP) route(w http.ResponseWriter, r *http.Request) {
 		}
 		h.mcp.ServeHTTP(w, r)
 	default:
+		if h.opts.Fallback != nil {
+			h.opts.Fallback.ServeHTTP(w, r)
+			return
+		}
 		http.NotFound(w, r)
 	}
 }

@@ -65,11 +65,28 @@ func (h *Handler) Rename(ctx context.Context, oldPath, newPath string) Result {
 // never there) is an *Error of kind ErrConflict that wraps
 // blob.ErrPrecondition, and nothing is written.
 //
-// On failure the error is the *Error of the create command (ErrInvalidPath,
+// On success it returns the file's new store version (FileInfo.Version). On
+// failure the error is the *Error of the create command (ErrInvalidPath,
 // ErrReadOnly, ErrExists, ErrNotDir, ErrTooLarge, ErrFull, ErrConflict,
 // ErrStorage), or ErrNotFile for /memories itself.
-func (h *Handler) Write(ctx context.Context, path string, data []byte, ifVersion string) error {
-	return h.do(ctx, &command{name: "write", path: path, data: data, ifVersion: ifVersion}).Err
+func (h *Handler) Write(ctx context.Context, path string, data []byte, ifVersion string) (version string, err error) {
+	res := h.do(ctx, &command{name: "write", path: path, data: data, ifVersion: ifVersion})
+	return res.version, res.Err
+}
+
+// Remove deletes the file at path, for programs that delete files on a
+// person's behalf (a sync, a web console), keeping the file count as the
+// delete command does. With ifVersion "" it deletes whatever version is
+// there; otherwise only the file at store version ifVersion. It never
+// deletes a directory and does not retry.
+//
+// On failure the error is an *Error: ErrInvalidPath, ErrReadOnly,
+// ErrNotFile (path is a directory, /memories or a mount point), ErrNotFound,
+// ErrConflict (the file is not at ifVersion: changed, or deleted, which a
+// store may report either way; it wraps blob.ErrPrecondition), or
+// ErrStorage.
+func (h *Handler) Remove(ctx context.Context, path, ifVersion string) error {
+	return h.do(ctx, &command{name: "remove", path: path, ifVersion: ifVersion}).Err
 }
 
 // Resolve validates a path exactly as the handler does (docs/spec.md "Paths": the

@@ -30,14 +30,14 @@ import (
 func (h *Handler) settle(ctx context.Context, c *command, key string, data []byte, version string) (Result, bool) {
 	traits := blob.TraitsOf(h.store)
 	if traits.ExclusiveNames {
-		return textResult(msgCreated(c.path)), false // the store refused the write that would clash
+		return created(c, version), false // the store refused the write that would clash
 	}
 	if traits.HidesUnderObjects {
 		return h.settleHidden(ctx, c, key, data, version)
 	}
 	clash, err := h.clashes(ctx, key)
 	if err == nil && !clash {
-		return textResult(msgCreated(c.path)), false
+		return created(c, version), false
 	}
 	return h.retract(ctx, c, key, version, err)
 }
@@ -104,28 +104,37 @@ func (h *Handler) anyClash(ctx context.Context, key string, before func(ancestor
 	return false, err
 }
 
-// WitnessDir is the reserved directory of the witnesses that creates write
-// on a store whose listing hides keys under objects (blob.Traits.HidesUnderObjects): a
-// small object per name that was made a directory, and one per name whose
-// file a create withdrew, at the root of the store (of each mount, on a
-// mount table), outside every memory directory, so that no delete or
-// rename of a directory removes one. Nothing deletes a witness; a stale
-// one only makes creates of its name look harder. No other store holds any, so a tool that
-// compares a store's raw keys with another backend's leaves them out
-// (IsWitness).
-const WitnessDir = blob.ReservedName + "/names"
+// witnessRoot is the reserved directory of the witnesses that creates
+// write on a store whose listing hides keys under objects
+// (blob.Traits.HidesUnderObjects): a small object per name that was made a
+// directory, and one per name whose file a create withdrew, at the root of
+// the store (of each mount, on a mount table), outside every memory
+// directory, so that no delete or rename of a directory removes one.
+// Nothing deletes a witness; a stale one only makes creates of its name
+// look harder. No other store holds any (IsBookkeeping).
+const witnessRoot = blob.ReservedName + "/names"
 
-// witnessDir is WitnessDir as a key prefix.
-const witnessDir = WitnessDir + "/"
+// witnessDir is witnessRoot as a key prefix.
+const witnessDir = witnessRoot + "/"
 
-// IsWitness reports whether key is a witness (see WitnessDir), at the root
-// or in a mount.
-func IsWitness(key string) bool {
+// isWitness reports whether key is a witness (see witnessRoot), at the
+// root or in a mount.
+func isWitness(key string) bool {
 	if strings.HasPrefix(key, witnessDir) {
 		return true
 	}
 	_, rest, ok := strings.Cut(key, "/")
 	return ok && strings.HasPrefix(rest, witnessDir)
+}
+
+// IsBookkeeping reports whether key is an object that a Handler keeps in
+// its store for the tree's rules: a file count (at the root of the store,
+// or of a mount) or a witness of a name. Such keys are reserved
+// (blob.IsReserved), so no memory path reaches them; this is for tools and
+// tests that read a store's raw keys and must tell the Handler's own
+// objects from the other layers' (an encryption key, history records).
+func IsBookkeeping(key string) bool {
+	return key == fileCountKey || strings.HasSuffix(key, "/"+fileCountKey) || isWitness(key)
 }
 
 // The two witnesses of a name (see settleHidden).
@@ -236,7 +245,7 @@ func (h *Handler) settleHidden(ctx context.Context, c *command, key string, data
 	case done:
 		return res, retry
 	case d == "":
-		return textResult(msgCreated(c.path)), false
+		return created(c, version), false
 	}
 	// W↓(key) exists: a file may have been made beneath key, which no
 	// listing shows while key exists. Withdraw, look with key absent, and
@@ -270,7 +279,7 @@ func (h *Handler) settleHidden(ctx context.Context, c *command, key string, data
 	case now != d:
 		return h.retract(ctx, c, key, put.Version, nil)
 	}
-	return textResult(msgCreated(c.path)), false
+	return created(c, put.Version), false
 }
 
 // look is rule 1 of settleHidden: it writes W↓ of every ancestor of key,

@@ -309,7 +309,7 @@ func TestHidingStoreRecheckKeepsWrittenBytes(t *testing.T) {
 	}
 	h.Create(t.Context(), "/memories/t/a/b", "b")
 	h.Delete(t.Context(), "/memories/t/a/b") // leaves the witness of t/a
-	if err := h.Write(t.Context(), "/memories/t/a", []byte("written bytes\n"), ""); err != nil {
+	if _, err := h.Write(t.Context(), "/memories/t/a", []byte("written bytes\n"), ""); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.ReadFile(t.Context(), "/memories/t/a")

@@ -19,7 +19,7 @@ import (
 // With the file limit on, create must know how many files its scope holds
 // (the store, or the path's mount: countPrefix). Listing the scope on every
 // create costs what the store holds; instead each scope keeps its count in
-// a reserved bookkeeping object, FileCountKey under the scope, which no
+// a reserved bookkeeping object, fileCountKey under the scope, which no
 // memory path reaches and no listing, size or limit counts. Every write of
 // it is conditional on the version read (Put IfVersion, or IfAbsent), so
 // racing writers of the count take turns, and none overwrites another's.
@@ -29,8 +29,10 @@ import (
 // Whatever races or fails, the count is not below the number of files the
 // handlers wrote in its scope, but for one file per create that died
 // between its two writes on the fast path below, or whose storage failed
-// as it withdrew its file (writers outside the
-// handler must call ForgetFileCount). A count too high is safe: before a
+// as it withdrew its file. Every writer of memory files goes through a
+// Handler (the CLI, transfer, dirsync and history restore call Write and
+// Remove), so none writes past the count; a key written into the store by
+// other means is counted at the next recount. A count too high is safe: before a
 // create is refused as full, the scope is listed and the count rewritten
 // (a recount), unless nothing changed the count since its last recount. A
 // count too low lets the store grow past the limit by as much. So:
@@ -103,11 +105,11 @@ import (
 // limit and changed since its last recount, pays one List of its scope
 // instead of the Put of its reservation.
 
-// FileCountKey is the key, relative to the root of a store (or of each
+// fileCountKey is the key, relative to the root of a store (or of each
 // mount of a mount table), of the object that holds the store's file count
 // for the file limit (Options.MaxFiles). It is reserved (blob.IsReserved):
 // no memory path reaches it and no listing or limit counts it.
-const FileCountKey = blob.ReservedName + "/files"
+const fileCountKey = blob.ReservedName + "/files"
 
 // countAttempts bounds how often one command re-reads and rewrites the
 // count when other writers keep changing it in between.
@@ -172,7 +174,7 @@ type reservation struct {
 func newID() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 
 // countKey is the key of the count object of key's scope.
-func (h *Handler) countKey(key string) string { return h.countPrefix(key) + FileCountKey }
+func (h *Handler) countKey(key string) string { return h.countPrefix(key) + fileCountKey }
 
 // readCount reads the count object at ckey. A missing object is no error
 // (exists is false); an unreadable one reads as an unknown count.
@@ -345,7 +347,7 @@ func fresh(p []pending, now time.Time) ([]pending, bool) {
 // the count as this command just read it, which the first attempt uses.
 func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *countRef) (r reservation, full int, err error) {
 	prefix := h.countPrefix(key)
-	ckey := prefix + FileCountKey
+	ckey := prefix + fileCountKey
 	// This handler's deletes not yet taken off the count (a credit) are
 	// taken off by the reservation's write; a recount leaves them out.
 	cr := h.counts.takeCredit(ckey)
@@ -618,36 +620,4 @@ func countWait(ctx context.Context, n int) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// ForgetFileCount deletes the file count that memory handlers keep in s
-// (FileCountKey, at the root of s, or of each writable mount of a mount
-// table), so that the next create with the file limit on counts the files
-// with one listing. A program that writes or deletes memory files in s
-// without a Handler (an import, a copy, a sync) must call it after its
-// writes, and should call it before them too: otherwise the handlers'
-// count misses the files it wrote, and the store may grow past
-// Options.MaxFiles by as many (or, for deletes, a full store may stay
-// refused). A count that is missing already is no error, and a read-only
-// store (blob.IsReadOnly), which no write reaches, has none to forget.
-func ForgetFileCount(ctx context.Context, s blob.Store) error {
-	if blob.IsReadOnly(s) {
-		return nil
-	}
-	keys := []string{FileCountKey}
-	if mounts := blob.Mounts(s); mounts != nil {
-		keys = keys[:0]
-		for _, m := range mounts {
-			if !m.ReadOnly {
-				keys = append(keys, m.Name+"/"+FileCountKey)
-			}
-		}
-	}
-	var errs []error
-	for _, k := range keys {
-		if err := s.Delete(ctx, k, blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("memory: forgetting the file count %q: %w", k, err))
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -476,33 +476,6 @@ func TestCountMounts(t *testing.T) {
 			t.Errorf("%s: count %+v, want 2", name, st)
 		}
 	}
-	if err := memory.ForgetFileCount(t.Context(), table); err != nil {
-		t.Fatal(err)
-	}
-	for name, s := range map[string]blob.Store{"team": team, "me": me} {
-		if _, ok := readCount(t, s, memory.FileCountKey); ok {
-			t.Errorf("%s: the count is still there after ForgetFileCount", name)
-		}
-	}
-}
-
-// ForgetFileCount makes the next create count what another tool wrote.
-func TestForgetFileCount(t *testing.T) {
-	s := mem.New(nil)
-	h := newHandler(t, s, memory.Options{MaxFiles: 3})
-	if got := h.Execute(t.Context(), createInput("/memories/a.md", "a")); got.IsError {
-		t.Fatal(got.Text)
-	}
-	seed(t, s, manyFiles("imported", 2)) // written past the handler
-	if err := memory.ForgetFileCount(t.Context(), s); err != nil {
-		t.Fatal(err)
-	}
-	if err := memory.ForgetFileCount(t.Context(), s); err != nil {
-		t.Errorf("a second ForgetFileCount: %v", err)
-	}
-	if got, want := h.Execute(t.Context(), createInput("/memories/b.md", "b")).Text, fullText(3, 3); got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
 }
 
 // busyCount refuses every write of the file count after the first with

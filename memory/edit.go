@@ -49,14 +49,14 @@ func (h *Handler) write(ctx context.Context, c *command) Result {
 	if n, most := int64(len(c.data)), h.maxFileBytesAt(key); n > most {
 		return errorResult(ErrTooLarge, msgTooBig(c.path, n, most))
 	}
-	_, err := h.store.Put(ctx, key, c.data, blob.Cond{IfVersion: c.ifVersion})
+	put, err := h.store.Put(ctx, key, c.data, blob.Cond{IfVersion: c.ifVersion})
 	switch {
 	case errors.Is(err, blob.ErrPrecondition):
 		return failedResult(&Error{Kind: ErrConflict, Msg: msgConflict(c.path), Cause: err})
 	case err != nil:
 		return h.storageFailure(ctx, c, c.path, err)
 	}
-	return textResult(msgCreated(c.path))
+	return created(c, put.Version)
 }
 
 // createFile is create's protocol for the file key and its content data;
@@ -113,7 +113,7 @@ func (h *Handler) createFile(ctx context.Context, c *command, key string, data [
 		put, err := h.store.Put(ctx, key, data, cond)
 		switch {
 		case err == nil && s.isFile: // a file replaced: no new name
-			return textResult(msgCreated(c.path)), false
+			return created(c, put.Version), false
 		case err == nil:
 			if r.key != "" {
 				err := h.confirm(ctx, r)

@@ -139,6 +139,16 @@ func failedResult(err *Error) Result {
 // textResult is the Result of a successful command.
 func textResult(text string) Result { return Result{Text: text} }
 
+// created is the Result of a create or a Write of c.path that left the
+// file at the store version version, which Write returns.
+func created(c *command, version string) Result {
+	res := textResult(msgCreated(c.path))
+	if c.name == "write" {
+		res.version = version
+	}
+	return res
+}
+
 // storageFailure logs err in full, with the command and the path it was
 // about (and a rename's new_path), and returns the Result the model sees,
 // which holds only the short cause.

@@ -25,7 +25,22 @@
 //	PathOf(key) string             the inverse: "notes/a.md" is /memories/notes/a.md
 //	(*Handler).ReadFile(ctx, path) the exact bytes of a file (no line numbers)
 //	(*Handler).Files(ctx, dir)     every memory file under dir, recursively, in key order
+//	(*Handler).Write(ctx, path, data, ifVersion)  create, or replace at a version
+//	(*Handler).Remove(ctx, path, ifVersion)       delete one file, at a version
 //	WithActor(ctx, actor)          name who acts, for the layers that record changes
+//
+// # The write gate
+//
+// A Handler is the one writer of memory files: the model's commands, and
+// Write and Remove for programs that write on a person's behalf (the CLI's
+// put, rm and mv, transfer's copy and import, dirsync, history's restore,
+// the MCP server). Whoever writes, the same rules hold with the same texts:
+// reserved names at every depth, a name that is never both a file and a
+// directory, the file size limit and the file limit (with the file count it
+// keeps in the store), mount rules, bounded reads, and moves that complete
+// when repeated. The store layers below it (encryption, history's
+// recorder, prefixes, read-only, telemetry) change how objects are kept,
+// never which memory files may exist.
 //
 // # Paths and keys
 //
@@ -49,21 +64,28 @@
 //	view of a file                   1 Get
 //	view of a directory              1 Get (not a file) + 1 List
 //	view of /memories                1 List
-//	create                           1 Stat of the key + 1 List of its directory
-//	                                 (up to a first file) + 1 Stat per ancestor
-//	                                 + 1 Get + 1 Put(IfVersion) of the file
-//	                                 count (FileCountKey) + 1 Put(IfAbsent) + the
+//	create                           1 Put(IfAbsent) and, with the file limit, 1
+//	                                 Put(IfVersion) of the file count, at once (+
+//	                                 1 Get of the count on a handler's first
+//	                                 command at that store or mount); then the
 //	                                 check for a clash: 1 List of the key's
-//	                                 directory + 1 Stat per ancestor + 1
-//	                                 Put(IfVersion) of the count: nothing that
+//	                                 directory (up to a first file) and 1 Stat
+//	                                 per ancestor, at once (none on a store with
+//	                                 blob.Traits.ExclusiveNames): nothing that
 //	                                 grows with the store
-//	create, the first on a store     as above, with 1 List of the whole store
-//	                                 (or mount) before the count's first Put
-//	create refused as full           the checks + 1 Get of the count; + 1 List
+//	create, the first on a store     the probes (1 Stat of the key and 1 Stat
+//	                                 per ancestor, at once, + 1 List of its
+//	                                 directory) + 1 List of the whole store (or
+//	                                 mount) + 1 Put of the count + 1
+//	                                 Put(IfAbsent) + the check + 1 Put of the
+//	                                 count (confirmed); within 16 files of the
+//	                                 limit, the same with 1 Get of the count in
+//	                                 place of the List of the store
+//	create refused as full           the probes + 1 Get of the count; + 1 List
 //	                                 of the store + 1 Put when the count
 //	                                 changed since it was last listed
 //	create (MaxFiles < 0)            as create, without the count's calls
-//	create, overwriting a file       the checks (Stats, as above) + 1 Put(IfVersion)
+//	create, overwriting a file       the probes + 1 Put(IfVersion)
 //	create, on a store whose List    as above, + 1 Put per ancestor (its
 //	hides keys under an object       witness) + 1 Stat (the key's witness);
 //	(blob.Traits.HidesUnderObjects: MinIO)          when that witness exists (the name was
@@ -72,10 +94,12 @@
 //	                                 and 2 List more (settleHidden)
 //	str_replace, insert              1 Get + 1 Put(IfVersion)
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
-//	delete of a file                 1 Get of the count + 1 Delete + 1 Put of
-//	                                 the count (+ 1 Put first when the count
-//	                                 was just listed; no Put without a count;
-//	                                 none of the three when MaxFiles < 0)
+//	delete of a file                 1 Delete and 1 Get of the count, at once;
+//	                                 the handler's next create takes the file
+//	                                 off the count in its own write (the Get
+//	                                 first on a handler's first delete at that
+//	                                 store or mount, + 1 Put when the count was
+//	                                 just listed; none with MaxFiles < 0)
 //	delete of a directory            1 Get of the count (+ 1 Put as for a
 //	                                 file) + 1 Delete (not a file) + 1 List +
 //	                                 blob.DeleteTree (on a store without it,
@@ -150,7 +174,7 @@ type Options struct {
 	// no limit, and then create neither reads nor keeps the count. Set, it
 	// holds in every mount.
 	//
-	// The count is kept in the store (FileCountKey), so create costs
+	// The count is kept in the store (fileCountKey), so create costs
 	// nothing that grows with the store. How exact the limit is:
 	//   - racing creates, in one process or many, never take the store past
 	//     MaxFiles: each reserves its place with a conditional write before
@@ -160,18 +184,19 @@ type Options struct {
 	//     too high, never too low; a create refused as full first recounts
 	//     with one listing when the count changed since its last recount
 	//     (a reservation left by a crash counts for 10 minutes);
-	//   - a program that writes or deletes files in the store without a
-	//     Handler must call ForgetFileCount (the cloudmem import, copy and
-	//     sync commands do); one that does not can take the store past the
-	//     limit by the files it wrote, or keep it refused as full after its
-	//     deletes, until the count is forgotten;
+	//   - programs write and delete files through a Handler (Write, Remove:
+	//     the cloudmem import, copy, sync and restore commands do), which
+	//     keeps the count; keys put into the store by other means (a raw
+	//     blob.Store write, another tool) are not counted until a create
+	//     refused as full recounts, so they can take the store past the
+	//     limit by as many;
 	//   - a rename across two mounts forgets the destination's count, so its
 	//     next create recounts; an interrupted copy-based rename (a store
 	//     without blob.Renamer) can leave files at both names, uncounted
 	//     until the rename is repeated;
 	//   - handlers with the limit off keep no count: when handlers with and
-	//     without the limit share a store, call ForgetFileCount after the
-	//     ones without it wrote.
+	//     without the limit share a store, the files the ones without it
+	//     write count as keys written by other means.
 	MaxFiles int
 	// ViewLimit caps a file view's numbered lines, in Unicode code points.
 	// 0 means the store's (blob.Limits: a URL's view_limit), else
@@ -225,6 +250,8 @@ type Result struct {
 	// whose Kind says what failed and whose Error() is Text without the
 	// "Error: " prefix.
 	Err error
+
+	version string // a file written by Write: its new store version
 }
 
 // Handler executes memory commands against one store. It is safe for
@@ -335,6 +362,8 @@ func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 		return h.delete(ctx, c)
 	case "write":
 		return h.write(ctx, c)
+	case "remove":
+		return h.remove(ctx, c)
 	default: // "rename": decode and the typed methods make only the six
 		return h.rename(ctx, c)
 	}

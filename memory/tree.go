@@ -18,6 +18,26 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(ErrRoot, msgDeleteRoot)
 	}
+	return h.deleteKey(ctx, c, key, blob.Cond{}, true)
+}
+
+// remove is Remove's command (api.go): a delete of the file c.path alone,
+// at c.ifVersion when that is set, which never retries.
+func (h *Handler) remove(ctx context.Context, c *command) Result {
+	key, res, ok := h.resolve(ctx, c, c.path)
+	if !ok {
+		return res
+	}
+	if key == "" || h.isMountPoint(key) {
+		return errorResult(ErrNotFile, msgNotAFile(c.path))
+	}
+	return h.deleteKey(ctx, c, key, blob.Cond{IfVersion: c.ifVersion}, false)
+}
+
+// deleteKey deletes the file key if cond holds, or, when there is no such
+// file and dirs is set, the directory key with every memory file beneath
+// it, and keeps the file count.
+func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond blob.Cond, dirs bool) Result {
 	// A delete does not write the file count (count.go): it reads it, and
 	// leaves the file deleted to the next create's write of the count (a
 	// credit). A count that a recount left unchanged (Counted) is marked
@@ -45,10 +65,10 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 		if count.state.Counted {
 			count = h.markChanged(ctx, count)
 		}
-		err = h.store.Delete(ctx, key, blob.Cond{})
+		err = h.store.Delete(ctx, key, cond)
 	} else {
 		concurrently(
-			func() { err = h.store.Delete(ctx, key, blob.Cond{}) },
+			func() { err = h.store.Delete(ctx, key, cond) },
 			func() {
 				if counted {
 					count, countErr = h.readCount(ctx, ckey)
@@ -59,7 +79,7 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 	if counted && err == nil && countErr == nil && count.exists {
 		h.counts.addCredit(ckey, count.state.Token) // the next create takes the file off
 	}
-	if errors.Is(err, blob.ErrNotExist) {
+	if errors.Is(err, blob.ErrNotExist) && dirs {
 		err = h.deleteDir(ctx, key) // a directory, or nothing
 	}
 	if counted && !readFirst && !errors.Is(err, blob.ErrNotExist) {
@@ -73,10 +93,21 @@ func (h *Handler) delete(ctx context.Context, c *command) Result {
 			h.markChanged(context.WithoutCancel(ctx), count)
 		}
 	}
-	if errors.Is(err, blob.ErrNotExist) {
-		return errorResult(ErrNotFound, msgNotExist(c.path))
+	if errors.Is(err, blob.ErrNotExist) && !dirs {
+		isDir, derr := h.isDir(ctx, key)
+		switch {
+		case derr != nil:
+			err = derr
+		case isDir:
+			return errorResult(ErrNotFile, msgNotAFile(c.path))
+		}
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+		return errorResult(ErrNotFound, msgNotExist(c.path))
+	case errors.Is(err, blob.ErrPrecondition):
+		return failedResult(&Error{Kind: ErrConflict, Msg: msgConflict(c.path), Cause: err})
+	case err != nil:
 		return h.storageFailure(ctx, c, c.path, err)
 	}
 	return textResult(msgDeleted(c.path))

@@ -261,7 +261,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Write(ctx, "/memories/a.md", []byte("one"), ""); err != nil {
+	if _, err := h.Write(ctx, "/memories/a.md", []byte("one"), ""); err != nil {
 		t.Fatal(err)
 	}
 	files, err := h.Files(ctx, "/memories")
@@ -291,10 +291,17 @@ func TestWrite(t *testing.T) {
 	}
 	for _, c := range cases {
 		before := storeContents(t, store)
-		err := h.Write(ctx, c.path, []byte(c.data), c.ifVersion)
+		version, err := h.Write(ctx, c.path, []byte(c.data), c.ifVersion)
 		switch {
 		case c.kind == nil && err != nil:
 			t.Errorf("%s: %v", c.name, err)
+		case c.kind == nil:
+			key, _ := memory.Resolve(c.path)
+			if info, err := store.Stat(ctx, key); err != nil || info.Version != version {
+				t.Errorf("%s: Write returned the version %q, the store holds %+v (%v)", c.name, version, info, err)
+			}
+		case version != "":
+			t.Errorf("%s: a refused Write returned the version %q", c.name, version)
 		case c.kind != nil && (!errors.Is(err, c.kind) || err.Error() != c.text):
 			t.Errorf("%s: %v, want %q (%v)", c.name, err, c.text, c.kind)
 		case c.kind != nil && !reflect.DeepEqual(storeContents(t, store), before):
@@ -304,16 +311,81 @@ func TestWrite(t *testing.T) {
 	if got, err := h.ReadFile(ctx, "/memories/a.md"); string(got) != "two" || err != nil {
 		t.Errorf("a.md after its replacement: %q, %v", got, err)
 	}
-	if err := h.Write(ctx, "/memories/a.md", []byte("x"), "not-"+v); !errors.Is(err, blob.ErrPrecondition) {
+	if _, err := h.Write(ctx, "/memories/a.md", []byte("x"), "not-"+v); !errors.Is(err, blob.ErrPrecondition) {
 		t.Errorf("a stale version: %v, want it to wrap blob.ErrPrecondition", err)
 	}
 	ro, err := memory.New(blob.ReadOnly(store), memory.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ro.Write(ctx, "/memories/z.md", []byte("x"), ""); !errors.Is(err, memory.ErrReadOnly) ||
+	if _, err := ro.Write(ctx, "/memories/z.md", []byte("x"), ""); !errors.Is(err, memory.ErrReadOnly) ||
 		err.Error() != "The memory directory is read-only: write is not allowed" {
 		t.Errorf("Write on a read-only store: %v", err)
+	}
+}
+
+// TestRemove checks Remove's outcomes: it deletes one file, at a given
+// version when one is named, never a directory, and gives its place back to
+// the file limit; each refusal changes nothing.
+func TestRemove(t *testing.T) {
+	ctx := t.Context()
+	store := mem.New(nil)
+	h, err := memory.New(store, memory.Options{MaxFiles: 2, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	va, err := h.Write(ctx, "/memories/a.md", []byte("one"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Write(ctx, "/memories/d/b.md", []byte("two"), ""); err != nil {
+		t.Fatal(err)
+	}
+	stale := "not-" + va
+	cases := []struct {
+		name      string
+		path      string
+		ifVersion string
+		kind      error
+		text      string // "" for success
+	}{
+		{"a directory", "/memories/d", "", memory.ErrNotFile, "The path /memories/d is not a file."},
+		{"the root", "/memories/", "", memory.ErrNotFile, "The path /memories/ is not a file."},
+		{"missing", "/memories/c.md", "", memory.ErrNotFound, "The path /memories/c.md does not exist"},
+		{"reserved", "/memories/.cloudmem/files", "", memory.ErrInvalidPath, "Path /memories/.cloudmem/files is reserved"},
+		{"stale version", "/memories/a.md", stale, memory.ErrConflict,
+			"The file /memories/a.md was changed by another writer at the same time; no change was made. Try the command again."},
+		{"at its version", "/memories/a.md", va, nil, ""},
+		{"any version", "/memories/d/b.md", "", nil, ""},
+	}
+	for _, c := range cases {
+		before := storeContents(t, store)
+		err := h.Remove(ctx, c.path, c.ifVersion)
+		switch {
+		case c.kind == nil && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.kind != nil && (!errors.Is(err, c.kind) || err.Error() != c.text):
+			t.Errorf("%s: %v, want %q (%v)", c.name, err, c.text, c.kind)
+		case c.kind != nil && !reflect.DeepEqual(storeContents(t, store), before):
+			t.Errorf("%s: a refused Remove changed the store", c.name)
+		}
+	}
+	if got := storeContents(t, store); len(got) != 0 {
+		t.Errorf("after removing both files the store holds %v", got)
+	}
+	// Both places are free again: two creates fit under MaxFiles 2.
+	for _, p := range []string{"/memories/x.md", "/memories/y.md"} {
+		if res := h.Create(ctx, p, "x"); res.IsError {
+			t.Errorf("create %s after the removes: %s", p, res.Text)
+		}
+	}
+	ro, err := memory.New(blob.ReadOnly(store), memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.Remove(ctx, "/memories/x.md", ""); !errors.Is(err, memory.ErrReadOnly) ||
+		err.Error() != "The memory directory is read-only: remove is not allowed" {
+		t.Errorf("Remove on a read-only store: %v", err)
 	}
 }
 

@@ -43,15 +43,17 @@ type CopyStats struct {
 
 // Copy copies every memory file of src (see the package documentation) to
 // dst, under the same key, and returns the counts. It does not verify the
-// copy; Verify does. Before and after its writes it forgets the handlers'
-// file count in dst (memory.ForgetFileCount), so that their next create
-// counts the files it wrote.
+// copy; Verify does. Every file is written through a memory.Handler over
+// dst (Handler.Write), so dst's rules hold as for the model's commands: its
+// file and size limits, its file count, and a name that is never both a
+// file and a directory.
 //
 // A source that holds no memory file is ErrEmptySource, and nothing is
-// written. Files that cannot be copied (ErrDiffers, ErrConflict) are
-// returned together as a *ProblemsError once every other file is copied;
-// any other failure stops the copy, wrapped with "source:" or
-// "destination:", with what was copied left in place. Copy does not close
+// written. Files that cannot be copied (ErrDiffers, ErrConflict, ErrClash,
+// ErrRefused) are returned together as a *ProblemsError once every other
+// file is copied;
+// any other failure stops the copy, as a *StoreError naming the store it
+// came from, with what was copied left in place. Copy does not close
 // either store.
 func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStats, error) {
 	if opts == nil {
@@ -59,22 +61,21 @@ func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStat
 	}
 	files, err := memoryFiles(ctx, src)
 	if err != nil {
-		return CopyStats{}, fmt.Errorf("source: %w", err)
+		return CopyStats{}, storeError(Source, err)
 	}
 	if len(files) == 0 {
 		return CopyStats{}, ErrEmptySource
 	}
 	// The destination is read up to the larger limit: a file the source
 	// allows, once copied, is compared (and skipped) on the next run.
+	gate, err := newGate(dst)
+	if err != nil {
+		return CopyStats{}, storeError(Destination, err)
+	}
 	srcLimit := memory.ReadLimit(src)
-	cp := &copier{src: src, dst: dst, srcLimit: srcLimit, dstLimit: max(srcLimit, memory.ReadLimit(dst)),
+	cp := &copier{src: src, dst: dst, gate: gate, srcLimit: srcLimit, dstLimit: max(srcLimit, memory.ReadLimit(dst)),
 		overwrite: opts.Overwrite, progress: opts.Progress}
 	cp.stats.Total = len(files)
-	// The files are written past a memory.Handler: its file count is
-	// forgotten before and after, so that its next create counts them.
-	if err := memory.ForgetFileCount(ctx, dst); err != nil {
-		return cp.stats, fmt.Errorf("destination: %w", err)
-	}
 	err = forEach(ctx, jobs(opts.Jobs), files, func(ctx context.Context, f memory.FileInfo) error {
 		if f.Size > cp.srcLimit {
 			cp.problem(tooLarge(f.Key, "", f.Size, cp.srcLimit, nil))
@@ -82,9 +83,6 @@ func Copy(ctx context.Context, src, dst blob.Store, opts *CopyOptions) (CopyStat
 		}
 		return cp.copyFile(ctx, f.Key)
 	})
-	if ferr := memory.ForgetFileCount(context.WithoutCancel(ctx), dst); ferr != nil {
-		err = errors.Join(err, fmt.Errorf("destination: %w", ferr))
-	}
 	if err != nil {
 		return cp.stats, err
 	}
@@ -103,11 +101,19 @@ func jobs(n int) int {
 	return n
 }
 
+// newGate returns the memory.Handler through which the files of s are
+// listed and written: the one writer of memory files, which keeps s's
+// rules and file count. Its failures come back to the caller as errors, so
+// it logs nothing.
+func newGate(s blob.Store) (*memory.Handler, error) {
+	return memory.New(s, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+}
+
 // memoryFiles lists the memory files of s, in key order, through the
 // memory handler's own listing, so that exactly the reserved keys are left
 // out. A storage failure comes back as the store's error.
 func memoryFiles(ctx context.Context, s blob.Store) ([]memory.FileInfo, error) {
-	h, err := memory.New(s, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+	h, err := newGate(s)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +130,8 @@ func memoryFiles(ctx context.Context, s blob.Store) ([]memory.FileInfo, error) {
 // copier is the state of one Copy.
 type copier struct {
 	src, dst  blob.Store
-	srcLimit  int64 // memory.ReadLimit of each
+	gate      *memory.Handler // over dst: every write goes through it
+	srcLimit  int64           // memory.ReadLimit of each
 	dstLimit  int64
 	overwrite bool
 	progress  func(CopyStats)
@@ -146,12 +153,13 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("source: reading %s: %w", key, err)
+		return storeError(Source, fmt.Errorf("reading %s: %w", key, err))
 	}
 	sum := sha256.Sum256(data)
+	exists := false // the last write found the name taken
 	for range putAttempts {
 		old, info, err := cp.dst.Get(ctx, key, cp.dstLimit)
-		cond := blob.Cond{IfAbsent: true}
+		ifVersion := "" // a create
 		switch {
 		case errors.Is(err, blob.ErrTooLarge):
 			cp.problem(tooLarge(key, "the destination's object ", -1, cp.dstLimit, err))
@@ -163,17 +171,28 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 			cp.problem(Problem{Key: key, Reason: "the destination holds other content", Kind: ErrDiffers})
 			return nil
 		case err == nil:
-			cond = blob.Cond{IfVersion: info.Version}
+			ifVersion = info.Version
 		case !errors.Is(err, blob.ErrNotExist):
-			return fmt.Errorf("destination: reading %s: %w", key, err)
-		}
-		_, err = cp.dst.Put(ctx, key, data, cond)
-		if err == nil {
-			cp.done(func(s *CopyStats) { s.Copied++ })
+			return storeError(Destination, fmt.Errorf("reading %s: %w", key, err))
+		case exists: // taken, yet no file: a directory
+			cp.problem(Problem{Key: key, Reason: "the destination has a directory of this name", Kind: ErrClash})
 			return nil
 		}
-		if !errors.Is(err, blob.ErrPrecondition) {
-			return fmt.Errorf("destination: writing %s: %w", key, err)
+		_, err = cp.gate.Write(ctx, memory.PathOf(key), data, ifVersion)
+		exists = errors.Is(err, memory.ErrExists)
+		switch {
+		case err == nil:
+			cp.done(func(s *CopyStats) { s.Copied++ })
+			return nil
+		case exists, errors.Is(err, memory.ErrConflict): // another writer: read again
+		case errors.Is(err, memory.ErrNotDir):
+			cp.problem(Problem{Key: key, Reason: "the destination has a file at an ancestor: " + memoryText(err), Kind: ErrClash})
+			return nil
+		case errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrFull):
+			cp.problem(Problem{Key: key, Reason: memoryText(err), Kind: ErrRefused})
+			return nil
+		default:
+			return storeError(Destination, fmt.Errorf("writing %s: %w", key, err))
 		}
 	}
 	cp.problem(Problem{Key: key, Kind: ErrConflict, Reason: fmt.Sprintf(
@@ -217,18 +236,18 @@ type VerifyStats struct {
 // is in dst with the same SHA-256. Files dst holds beyond src's are counted
 // in Extra, not reported. Each difference is a Problem of kind ErrMismatch,
 // returned together as a *ProblemsError; any other failure is returned
-// wrapped with "source:" or "destination:".
+// as a *StoreError naming the store it came from.
 func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (VerifyStats, error) {
 	if opts == nil {
 		opts = &VerifyOptions{}
 	}
 	srcFiles, err := memoryFiles(ctx, src)
 	if err != nil {
-		return VerifyStats{}, fmt.Errorf("source: %w", err)
+		return VerifyStats{}, storeError(Source, err)
 	}
 	dstFiles, err := memoryFiles(ctx, dst)
 	if err != nil {
-		return VerifyStats{}, fmt.Errorf("destination: %w", err)
+		return VerifyStats{}, storeError(Destination, err)
 	}
 	inDst := make(map[string]bool, len(dstFiles))
 	for _, f := range dstFiles {
@@ -277,7 +296,7 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("source: %w", err)
+			return storeError(Source, err)
 		}
 		b, err := hashOfLimit(ctx, dst, key, max(srcLimit, memory.ReadLimit(dst)))
 		if errors.Is(err, blob.ErrTooLarge) {
@@ -286,7 +305,7 @@ func Verify(ctx context.Context, src, dst blob.Store, opts *VerifyOptions) (Veri
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("destination: %w", err)
+			return storeError(Destination, err)
 		}
 		var p Problem
 		switch {

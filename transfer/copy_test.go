@@ -48,7 +48,7 @@ func storeWith(t *testing.T, files map[string]string) blob.Store {
 	return s
 }
 
-// contents returns every object of s, reserved ones included.
+// contents returns every memory file of s (no reserved bookkeeping key).
 func contents(t *testing.T, s blob.Store) map[string]string {
 	t.Helper()
 	infos, err := blob.ListAll(context.Background(), s, "")
@@ -57,6 +57,9 @@ func contents(t *testing.T, s blob.Store) map[string]string {
 	}
 	out := map[string]string{}
 	for _, info := range infos {
+		if blob.IsReserved(info.Key) { // bookkeeping: the file count
+			continue
+		}
 		data, _, err := s.Get(context.Background(), info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatal(err)
@@ -66,8 +69,8 @@ func contents(t *testing.T, s blob.Store) map[string]string {
 	return out
 }
 
-// cancelAfter is a Store that cancels a context once n Puts have
-// succeeded: an interruption in the middle of a copy.
+// cancelAfter is a Store that cancels a context once n Puts of memory
+// files have succeeded: an interruption in the middle of a copy.
 type cancelAfter struct {
 	blob.Store
 	n      int64
@@ -77,7 +80,7 @@ type cancelAfter struct {
 
 func (c *cancelAfter) Put(ctx context.Context, key string, data []byte, cond blob.Cond) (blob.Info, error) {
 	info, err := c.Store.Put(ctx, key, data, cond)
-	if err == nil && c.puts.Add(1) == c.n {
+	if err == nil && !blob.IsReserved(key) && c.puts.Add(1) == c.n {
 		c.cancel()
 	}
 	return info, err
@@ -104,8 +107,11 @@ func TestCopyResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(there) < 40 || len(there) >= 300 || stats.Copied != len(there) {
-		t.Fatalf("the interrupted copy reports %d copied, and DST holds %d files; want the same number, from 40 to 299", stats.Copied, len(there))
+	there = slices.DeleteFunc(there, func(info blob.Info) bool { return blob.IsReserved(info.Key) })
+	// The creates in flight when the copy is cancelled are withdrawn (a
+	// failed create leaves no file), so DST may hold fewer than 40.
+	if len(there) < 1 || len(there) >= 300 || stats.Copied != len(there) {
+		t.Fatalf("the interrupted copy reports %d copied, and DST holds %d files; want the same number, from 1 to 299", stats.Copied, len(there))
 	}
 
 	var calls []CopyStats

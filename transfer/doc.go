@@ -15,10 +15,17 @@
 //
 // # Guarantees
 //
-//   - Nothing is overwritten unseen. A missing file is written with
-//     Put(IfAbsent); a file the destination holds with other content is a
-//     Problem of kind ErrDiffers, or with Overwrite is replaced with
-//     Put(IfVersion) of the version just read, so a concurrent writer's
+//   - Every write goes through the write gate. Copy and Import write each
+//     file with memory.Handler.Write over the destination, so its rules
+//     hold as for the model's commands: its file size limit and file limit
+//     (a file they refuse is a Problem of kind ErrRefused, with the memory
+//     tool's text, and the rest goes on), the file count the handlers keep
+//     (no reset is needed afterwards), and a name that is never both a
+//     file and a directory (ErrClash).
+//   - Nothing is overwritten unseen. A missing file is created, never over
+//     one a concurrent writer created; a file the destination holds with
+//     other content is a Problem of kind ErrDiffers, or with Overwrite is
+//     replaced only at the version just read, so a concurrent writer's
 //     change is never lost.
 //   - Every run can be repeated. A file the destination already holds with
 //     the same bytes is skipped (Copy compares SHA-256, Import the bytes),
@@ -41,8 +48,8 @@
 // a bad name in an import) are collected, sorted, and returned together as a
 // *ProblemsError after every other file was handled; errors.Is(err,
 // ErrProblems) is true for it. Any other failure (a store's, ctx's) stops
-// the run and is returned wrapped, with "source" or "destination" saying
-// which store failed.
+// the run: for Copy and Verify it is a *StoreError whose Side says which
+// store failed.
 //
 // The functions are safe for concurrent use on distinct stores; on the same
 // stores they behave like any other concurrent writers.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
 )
 
 var (
@@ -41,7 +42,59 @@ var (
 	// ErrTooLarge: the object is over the read limit (memory.ReadLimit of
 	// the store it is in): it is not read, and not moved.
 	ErrTooLarge = errors.New("transfer: over the read limit")
+	// ErrRefused: the destination's memory rules refused the file: it is
+	// over the destination's file size limit, or the destination holds as
+	// many files as its limit allows. The Reason is the memory tool's own
+	// text (docs/spec.md, create).
+	ErrRefused = errors.New("transfer: refused by the destination's limits")
 )
+
+// Side names one of the two stores of Copy or Verify.
+type Side int
+
+// The two sides.
+const (
+	Source Side = iota + 1
+	Destination
+)
+
+// String is "source" or "destination".
+func (s Side) String() string {
+	if s == Source {
+		return "source"
+	}
+	return "destination"
+}
+
+// StoreError is a failure of one of the two stores of Copy or Verify
+// (listing, reading or writing it) that stopped the whole operation. Its
+// text is "source: " or "destination: " and Err's; Err is the store's or
+// the memory handler's error, reachable with errors.Is and errors.As.
+type StoreError struct {
+	Side Side
+	Err  error
+}
+
+func (e *StoreError) Error() string { return e.Side.String() + ": " + e.Err.Error() }
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// storeError returns err as a failure of side, or err itself when it is
+// already a *StoreError.
+func storeError(side Side, err error) error {
+	if _, ok := errors.AsType[*StoreError](err); ok {
+		return err
+	}
+	return &StoreError{Side: side, Err: err}
+}
+
+// memoryText is the text of a memory.Error (the memory tool's own wording,
+// without "Error: "), or err's text for any other error.
+func memoryText(err error) string {
+	if me, ok := errors.AsType[*memory.Error](err); ok {
+		return me.Msg
+	}
+	return err.Error()
+}
 
 // tooLarge is the Problem of an object over its store's read limit; err
 // is the store's *blob.TooLargeError when a Get found it, else nil and
@@ -62,7 +115,7 @@ func tooLarge(key, where string, size, limit int64, err error) Problem {
 type Problem struct {
 	Key    string // the file's key (notes/a.md), or its name as the input spells it
 	Reason string // what is wrong, in a few words
-	Kind   error  // ErrDiffers, ErrConflict, ErrMismatch, ErrInvalidInput, ErrClash or ErrTooLarge
+	Kind   error  // ErrDiffers, ErrConflict, ErrMismatch, ErrInvalidInput, ErrClash, ErrTooLarge or ErrRefused
 }
 
 // String returns "KEY: REASON".

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -162,13 +163,13 @@ type ImportStats struct {
 // written.
 //
 // A file already in the store with the same content is left as it is.
-// Files are created with Put(IfAbsent), or replaced with Put(IfVersion),
+// Every file is written through a memory.Handler over s (Handler.Write):
+// created only where no file is, or replaced only at the version planned,
 // so a concurrent writer is never overwritten silently: its change makes
-// the import fail with an error wrapping blob.ErrPrecondition. The memory
-// tool's size and file-count limits are not applied: Import restores what
-// Export saved. Before and after its writes it forgets the handlers' file
-// count (memory.ForgetFileCount), so that their next create counts the
-// files it wrote.
+// the import fail with an error wrapping blob.ErrPrecondition. The store's
+// rules hold as for the model's commands: a file over its file size limit,
+// or one more than its file limit allows, is not written and is a Problem
+// of kind ErrRefused, returned with the others once the rest is imported.
 func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions) (_ ImportStats, err error) {
 	if opts == nil {
 		opts = &ImportOptions{}
@@ -202,28 +203,33 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 	if len(plan.writes) == 0 {
 		return plan.stats, nil
 	}
-	// The files are written past a memory.Handler: its file count is
-	// forgotten before and after, so that its next create counts them.
-	if err := memory.ForgetFileCount(ctx, s); err != nil {
+	gate, err := newGate(s)
+	if err != nil {
 		return ImportStats{}, err
 	}
-	defer func() {
-		if ferr := memory.ForgetFileCount(context.WithoutCancel(ctx), s); ferr != nil {
-			err = errors.Join(err, ferr)
-		}
-	}()
-	var written atomic.Int64
+	var (
+		written atomic.Int64
+		mu      sync.Mutex
+		refused []Problem
+	)
 	err = forEach(ctx, jobs(opts.Jobs), plan.writes, func(ctx context.Context, w importWrite) error {
-		if _, err := s.Put(ctx, w.key, w.data, w.cond); err != nil {
-			if errors.Is(err, blob.ErrPrecondition) {
-				return fmt.Errorf("%s changed in the store while importing: %w", w.key, err)
-			}
-			return fmt.Errorf("writing %s: %w", w.key, err)
+		_, err := gate.Write(ctx, memory.PathOf(w.key), w.data, w.ifVersion)
+		switch {
+		case err == nil:
+			written.Add(1)
+			return nil
+		case errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrFull):
+			mu.Lock()
+			defer mu.Unlock()
+			refused = append(refused, Problem{Key: w.key, Reason: memoryText(err), Kind: ErrRefused})
+			return nil
+		case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrExists), errors.Is(err, memory.ErrNotDir):
+			return fmt.Errorf("%s changed in the store while importing: %w (%w)", w.key, blob.ErrPrecondition, err)
 		}
-		written.Add(1)
-		return nil
+		return fmt.Errorf("writing %s: %w", w.key, err)
 	})
 	plan.stats.Written = int(written.Load())
+	skipped = append(skipped, refused...) // said with the skipped files, once the rest is imported
 	return plan.stats, err
 }
 
@@ -308,9 +314,9 @@ func parent(key string) string {
 
 // importWrite is one Put of an import.
 type importWrite struct {
-	key  string
-	data []byte
-	cond blob.Cond
+	key       string
+	data      []byte
+	ifVersion string // "": a create
 }
 
 // importPlan is what an import will write, or why it will not.
@@ -339,6 +345,7 @@ func planImport(ctx context.Context, s blob.Store, files []File, overwrite bool)
 		}
 	}
 	var plan importPlan
+	readLimit := memory.ReadLimit(s)
 	clash := func(name, reason string) {
 		plan.problems = append(plan.problems, Problem{Key: name, Reason: reason, Kind: ErrClash})
 	}
@@ -357,17 +364,19 @@ func planImport(ctx context.Context, s blob.Store, files []File, overwrite bool)
 			clash(f.Name, p+" is a file in the store, not a directory")
 			continue
 		}
-		create := importWrite{key: f.Name, data: f.Data, cond: blob.Cond{IfAbsent: true}}
+		create := importWrite{key: f.Name, data: f.Data}
 		if !isFile[f.Name] {
 			plan.writes = append(plan.writes, create)
 			plan.stats.New++
 			continue
 		}
-		data, got, err := s.Get(ctx, f.Name, blob.MaxObjectBytes)
+		data, got, err := s.Get(ctx, f.Name, readLimit)
 		switch {
 		case errors.Is(err, blob.ErrNotExist): // deleted since the listing
 			plan.writes = append(plan.writes, create)
 			plan.stats.New++
+		case errors.Is(err, blob.ErrTooLarge):
+			plan.problems = append(plan.problems, tooLarge(f.Name, "the store's object ", -1, readLimit, err))
 		case err != nil:
 			return importPlan{}, fmt.Errorf("reading %s: %w", f.Name, err)
 		case bytes.Equal(data, f.Data):
@@ -375,7 +384,7 @@ func planImport(ctx context.Context, s blob.Store, files []File, overwrite bool)
 		case !overwrite:
 			plan.problems = append(plan.problems, Problem{Key: f.Name, Reason: "the store holds other content", Kind: ErrDiffers})
 		default:
-			plan.writes = append(plan.writes, importWrite{key: f.Name, data: f.Data, cond: blob.Cond{IfVersion: got.Version}})
+			plan.writes = append(plan.writes, importWrite{key: f.Name, data: f.Data, ifVersion: got.Version})
 			plan.stats.Replaced++
 		}
 	}

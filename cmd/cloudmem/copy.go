@@ -113,27 +113,19 @@ func (a *app) copy(ctx context.Context, srcURL, dstURL string, jobs int, overwri
 	return nil
 }
 
-// srcDst returns err, an error of transfer that starts "source: " or
-// "destination: ", named as the command line names the stores, SRC and
-// DST, between prefix and suffix.
+// srcDst returns err, an error of transfer, with the store it came from
+// named as the command line names them, SRC or DST, between prefix and
+// suffix.
 func srcDst(err error, prefix, suffix string) error {
-	msg := err.Error()
-	for _, r := range [][2]string{{"source: ", "SRC: "}, {"destination: ", "DST: "}} {
-		if rest, ok := strings.CutPrefix(msg, r[0]); ok {
-			return &noteError{prefix + r[1], suffix, &textError{rest, err}}
+	if se, ok := errors.AsType[*transfer.StoreError](err); ok {
+		side := "SRC: "
+		if se.Side == transfer.Destination {
+			side = "DST: "
 		}
+		return &noteError{prefix + side, suffix, se.Err}
 	}
 	return &noteError{prefix, suffix, err}
 }
-
-// textError is an error with another text than the error it wraps.
-type textError struct {
-	text string
-	err  error
-}
-
-func (e *textError) Error() string { return e.text }
-func (e *textError) Unwrap() error { return e.err }
 
 // problemsFailure is the error of a command that found problems with some
 // files: one line per problem, then outcome. A problem of kind

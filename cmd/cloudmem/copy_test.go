@@ -96,7 +96,7 @@ cloudmem copy: 1 of 3 files were not copied (1 copied, 1 skipped)
 		{args: []string{"copy", src, "nosuch://x"}, code: 1,
 			stderr: "cloudmem copy: DST: storeurl: unknown scheme \"nosuch\" (registered: " + strings.Join(storeurl.Schemes(), ", ") + ")\n"},
 		{args: []string{"copy", "--jobs", "1", src, "mem://?readonly=1"}, code: 1,
-			stderr: "cloudmem copy: DST: writing a.md: blob: store is read-only (0 files copied; run copy again to finish)\n"},
+			stderr: "cloudmem copy: DST: writing a.md: The memory directory is read-only: write is not allowed (0 files copied; run copy again to finish)\n"},
 	} {
 		code, stdout, stderr := cloudmem(tc.args, "", nil)
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
@@ -114,7 +114,7 @@ cloudmem copy: 1 of 3 files were not copied (1 copied, 1 skipped)
 func TestCopyFileAndDirectory(t *testing.T) {
 	src := seed(t, storeName(t), map[string]string{"a": "file", "a/b": "beneath"})
 	code, stdout, stderr := cloudmem([]string{"copy", "--jobs", "1", src, t.TempDir()}, "", nil)
-	want := `cloudmem copy: a/b: the destination refused the write 3 times with a failed condition (another writer, or a store that cannot hold both a file and a directory of this name)
+	want := `cloudmem copy: a/b: the destination has a file at an ancestor: The path /memories/a is a file, not a directory
 cloudmem copy: 1 of 2 files were not copied (1 copied, 0 skipped)
 `
 	if code != 1 || stdout != "" || stderr != want {

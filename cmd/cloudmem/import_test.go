@@ -150,7 +150,7 @@ func TestImportBadTar(t *testing.T) {
 func TestImportWriteFails(t *testing.T) {
 	stream := makeTar(t, tarEntry{name: "a.md", typeflag: tar.TypeReg, content: "a"})
 	runCases(t, "mem://?readonly=true", []cliCase{{args: []string{"import", "-"}, stdin: stream, code: 1,
-		stderr: "cloudmem import: writing a.md: blob: store is read-only (0 of 1 file written; run import again to finish)\n"}})
+		stderr: "cloudmem import: writing a.md: The memory directory is read-only: write is not allowed (0 of 1 file written; run import again to finish)\n"}})
 }
 
 // TestImportSkipsTooLarge: a tar entry over the store's read limit (the

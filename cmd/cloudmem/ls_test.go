@@ -367,7 +367,6 @@ func TestHumanSize(t *testing.T) {
 	}
 }
 
-// isFileCount reports whether key is a memory handler's file count.
-func isFileCount(key string) bool {
-	return key == memory.FileCountKey || strings.HasSuffix(key, "/"+memory.FileCountKey)
-}
+// isFileCount reports whether key is a memory handler's bookkeeping (its
+// file count).
+func isFileCount(key string) bool { return memory.IsBookkeeping(key) }

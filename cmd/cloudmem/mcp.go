@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +39,7 @@ type mcpFlags struct {
 	stdio                                   bool // --stdio: stdio even when the config names an address
 	oauth                                   oauthFlags
 	stateless                               bool // --stateless: for replicas behind a load balancer
+	web                                     bool // --web: the web console beside MCP (web.go)
 }
 
 // newMCPCmd is "cloudmem mcp": the store as an MCP server, over stdio (for
@@ -65,7 +65,8 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 			`  {"tenants": [{"name": "alice", "token_sha256": "<hex SHA-256 of the token>", "prefix": "alice"},` + "\n" +
 			`               {"name": "audit", "token": "<the token>", "readonly": true}]}` + "\n" +
 			"and $" + mcpTokenEnv + " adds one token for the whole store. Without any token it serves\n" +
-			"loopback addresses only. SIGTERM shuts it down gracefully.",
+			"loopback addresses only. --web also serves the web console (cloudmem web) at http://ADDR/,\n" +
+			"with the same tokens. SIGTERM shuts it down gracefully.",
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -76,6 +77,9 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 			if f.http == "" {
 				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" || f.oauth.set() {
 					return usageErrorf("--token-file, --tls-cert, --tls-key and --oauth-* need --http")
+				}
+				if f.web {
+					return usageErrorf("--web needs --http")
 				}
 				return a.serveStdio(ctx, *f)
 			}
@@ -96,6 +100,7 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 	flags.BoolVar(&f.stdio, "stdio", false, "serve stdio even when the store's mcp settings in the config file name an HTTP address")
 	addOAuthFlags(cmd, &f.oauth) // mcp_oauth.go
 	flags.BoolVar(&f.stateless, "stateless", false, "with --http, keep nothing between requests (no sessions), so that any of several replicas behind a load balancer answers any request")
+	flags.BoolVar(&f.web, "web", false, "with --http, serve the web console (cloudmem web) at the same address, with the same tokens")
 	addActorFlag(cmd, &f.actor)
 	return cmd
 }
@@ -136,16 +141,9 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 	if err != nil {
 		return err
 	}
-	var tlsConfig *tls.Config
-	switch {
-	case (f.tlsCert == "") != (f.tlsKey == ""):
-		return usageErrorf("--tls-cert and --tls-key go together")
-	case f.tlsCert != "":
-		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
-		if err != nil {
-			return fmt.Errorf("loading the TLS certificate: %w", err)
-		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	tlsConfig, err := loadTLS(f.tlsCert, f.tlsKey) // web.go
+	if err != nil {
+		return err
 	}
 	if f.maxRequestBytes <= 0 {
 		return usageErrorf("--max-request-bytes must be positive")
@@ -160,6 +158,11 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 		actor = defaultActor(a.getenv)
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, nil))
+	if f.web && f.oauth.set() {
+		// The console logs people in with tokens; without any it would be
+		// open to whoever reaches the address.
+		return usageErrorf("--web does not go with --oauth-issuer: the web console logs in with the token file's tokens")
+	}
 	oauth, err := f.oauth.open(ctx, tokens, log)
 	if err != nil {
 		return err
@@ -173,6 +176,14 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 	}
 	if f.search {
 		opts.Search = &search.Options{}
+	}
+	if f.web {
+		console, done, err := a.webServer(ctx, tokens, f.actor, false)
+		if err != nil {
+			return err
+		}
+		defer done()
+		opts.Fallback = console
 	}
 	srv, err := mcpserver.NewHTTP(opts)
 	if err != nil {

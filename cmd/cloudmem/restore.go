@@ -28,7 +28,8 @@ func newRestoreCmd(a *app) *cobra.Command {
 				return err
 			}
 			v, err := hs.Restore(ctx, key, id, func(ctx context.Context, key string, data []byte, ifVersion string) error {
-				return h.Write(ctx, memory.PathOf(key), data, ifVersion)
+				_, err := h.Write(ctx, memory.PathOf(key), data, ifVersion)
+				return err
 			})
 			switch {
 			case err != nil:

@@ -352,16 +352,9 @@ func keyOf(t *testing.T, path string) string {
 
 type object struct{ data, version string }
 
-// isFileCount reports whether key is the handler's own file count
-// (memory.FileCountKey, at the root or under a mount), which a command may
-// write, even one that fails as full, and which the cases leave out of the
-// store they expect.
-func isFileCount(key string) bool {
-	return key == memory.FileCountKey || strings.HasSuffix(key, "/"+memory.FileCountKey)
-}
-
 // snapshot reads every key of s with its content and version, except the
-// handler's file count (isFileCount) and witnesses (memory.IsWitness).
+// handler's own bookkeeping (memory.IsBookkeeping: its file count, which a
+// command may write even when it fails as full, and its witnesses).
 func snapshot(t *testing.T, s blob.Store) map[string]object {
 	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
@@ -371,7 +364,7 @@ func snapshot(t *testing.T, s blob.Store) map[string]object {
 	}
 	out := make(map[string]object, len(infos))
 	for _, info := range infos {
-		if isFileCount(info.Key) || memory.IsWitness(info.Key) {
+		if memory.IsBookkeeping(info.Key) {
 			continue // the handler's own bookkeeping
 		}
 		data, got, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)

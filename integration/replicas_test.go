@@ -287,8 +287,8 @@ func replicaInserts(t *testing.T) int {
 // TestReplicas runs 32 clients inserting lines into four shared files
 // through nginx, round robin over one and over three stateless cloudmem
 // replicas on one MinIO store and on one Redis store; in the three-replica
-// runs one replica is killed (SIGKILL) when a third of the lines are in, and
-// another sent SIGTERM at two thirds, which it must drain and exit 0 on.
+// runs one replica is sent SIGTERM when a third of the lines are in, which
+// it must drain and exit 0 on, and another is killed (SIGKILL) at two thirds.
 // Every acknowledged line is in its file, every file is whole, and every
 // client whose call failed succeeded on a retry.
 func TestReplicas(t *testing.T) {
@@ -323,12 +323,16 @@ func TestReplicas(t *testing.T) {
 				drained := make(chan error, 1)
 				if n > 1 {
 					total := int64(clients * perClient)
-					at[total/3] = func() { // one replica dies
+					// The drain comes first: a replica draining while its
+					// commands wait for a lock the killed one held (on Redis,
+					// until it expires after 30 s) would overrun its 30 s
+					// shutdown and exit 1, as it should.
+					at[2*total/3] = func() { // one replica dies
 						if err := replicas[1].Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 							t.Errorf("killing replica 1: %v", err)
 						}
 					}
-					at[2*total/3] = func() { // another is told to stop: it drains
+					at[total/3] = func() { // another is told to stop: it drains
 						if err := replicas[2].Process.Signal(syscall.SIGTERM); err != nil {
 							t.Errorf("SIGTERM to replica 2: %v", err)
 						}

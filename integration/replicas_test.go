@@ -58,8 +58,9 @@ func startNginx(t *testing.T, upstreams []int) string {
 	for _, p := range upstreams {
 		fmt.Fprintf(&servers, "\t\tserver 127.0.0.1:%d max_fails=1 fail_timeout=10s;\n", p)
 	}
+	// One process (no workers), so that killing it at the end leaves nothing behind.
 	conf := fmt.Sprintf(`daemon off;
-worker_processes 1;
+master_process off;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log warn;
 events { worker_connections 1024; }

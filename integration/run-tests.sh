@@ -116,6 +116,13 @@ CLOUDMEM_CHROMIUM=$(bash integration/chromium.sh)
 export CLOUDMEM_CHROMIUM
 ok
 
+step "Hydra and nginx"
+# The OAuth tests' authorization server (built once, with cgo) and the replica tests' load balancer.
+CLOUDMEM_HYDRA=$(bash integration/hydra.sh)
+CLOUDMEM_NGINX=$(bash integration/nginx.sh)
+export CLOUDMEM_HYDRA CLOUDMEM_NGINX
+ok
+
 step "go test"
 # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
 go test $race -count=1 -timeout 30m ${GO_TEST_FLAGS:-} ./...

@@ -51,4 +51,14 @@
 // session belongs to the tenant that opened it. HTTP also serves a health
 // endpoint, limits request sizes, sets timeouts and shuts down gracefully.
 // It refuses to serve on an address other than loopback without tokens.
+//
+// With an OAuth (HTTPOptions.OAuth), HTTP is an OAuth 2.1 resource server
+// instead: it takes the signed JWT access tokens of one issuer for its own
+// resource URI, maps a claim of each to a tenant by the token file's rules,
+// and publishes its protected resource metadata (RFC 9728). With
+// HTTPOptions.Stateless it keeps nothing between requests, so that replicas
+// behind a load balancer answer any request. It caps the requests in flight
+// per tenant and in all, answers a readiness check (ReadyPath) only while
+// the store answers, continues the client's trace context, and logs each
+// request as one structured line without tokens.
 package mcpserver

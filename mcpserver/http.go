@@ -64,10 +64,14 @@ type HTTPOptions struct {
 	// Search, if set and Open is not, gives each tenant the memory_search
 	// tool over its own tree (see TenantSearch), with these options.
 	Search *search.Options
-	// Tokens are the bearer tokens and their tenants. With none, the server
-	// needs no token, serves the whole store as one tenant, and Serve
-	// refuses any address but loopback.
+	// Tokens are the bearer tokens and their tenants. With none (and no
+	// OAuth), the server needs no token, serves the whole store as one
+	// tenant, and Serve refuses any address but loopback.
 	Tokens *Tokens
+	// OAuth, if set, makes the server an OAuth 2.1 resource server: it
+	// accepts the JWT access tokens OAuth verifies (and no Tokens), and
+	// publishes its protected resource metadata at ResourceMetadataPath.
+	OAuth *OAuth
 	// Actor is the actor of the commands when there are no tokens (a
 	// tenant's commands have its name).
 	Actor string
@@ -91,14 +95,32 @@ type HTTPOptions struct {
 	// the whole store without tokens): over it, HTTP 429. 0 means
 	// DefaultMaxTenantSessions; negative means no cap.
 	MaxTenantSessions int
+	// MaxInFlight caps the requests (POSTs) served at once, of all
+	// tenants: over it, HTTP 503 with a JSON-RPC error (docs/spec.md
+	// "Sessions over HTTP"). 0 means DefaultMaxInFlight; negative means no
+	// cap.
+	MaxInFlight int
+	// MaxTenantInFlight caps the requests served at once of one tenant:
+	// over it, HTTP 429. 0 means DefaultMaxTenantInFlight; negative means no
+	// cap.
+	MaxTenantInFlight int
+	// Stateless serves every request on its own, with nothing kept between
+	// requests (go-sdk's StreamableHTTPOptions.Stateless): protocol
+	// 2026-07-28 as it is meant, and older protocols without a session id
+	// (each request after initialize runs as if just initialized). Any
+	// replica behind a load balancer then answers any request, with no
+	// session affinity. There are no sessions to cap (MaxSessions and
+	// MaxTenantSessions do not apply), no event stream (GET and DELETE get
+	// 405), and no resource subscriptions.
+	Stateless bool
 	// Version is reported to clients (see Options).
 	Version string
 	// Logger receives the server's log. Nil means slog.Default().
 	Logger *slog.Logger
 	// Fallback, if set, serves the requests for every path other than
-	// MCPPath and HealthPath (say the web console, package web, so that
-	// one service serves both), instead of 404. It does its own
-	// authentication.
+	// MCPPath, HealthPath, ReadyPath and, with OAuth, its metadata (say the
+	// web console, package web, so that one service serves both), instead
+	// of 404. It does its own authentication.
 	Fallback http.Handler
 }
 
@@ -111,6 +133,8 @@ type HTTP struct {
 	opts HTTPOptions
 	mcp  http.Handler // the SDK's handler, behind authentication
 
+	resourceMetadata http.Handler // with OAuth: its protected resource metadata
+
 	mu       sync.Mutex
 	tenants  map[string]*tenantServer // by tenant name; "" without tokens
 	draining bool                     // shutting down: refuse new requests
@@ -120,6 +144,10 @@ type HTTP struct {
 	smu      sync.Mutex
 	sessions map[string]*tenantSessions // by tenant name
 	open     int                        // sessions and reservations, all tenants
+
+	fmu            sync.Mutex
+	inFlight       int            // requests admitted, all tenants
+	tenantInFlight map[string]int // by tenant name
 }
 
 // tenantSessions counts the sessions of one tenant: those opened (by id)
@@ -142,6 +170,9 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 	if opts.Store == nil && opts.Open == nil {
 		return nil, errors.New("mcpserver: HTTPOptions needs a Store or an Open function")
 	}
+	if opts.OAuth != nil && opts.Tokens.Len() > 0 {
+		return nil, errors.New("mcpserver: HTTPOptions takes tokens or OAuth, not both")
+	}
 	if opts.MaxRequestBytes <= 0 {
 		opts.MaxRequestBytes = DefaultMaxRequestBytes
 	}
@@ -160,10 +191,19 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 	if opts.MaxTenantSessions == 0 {
 		opts.MaxTenantSessions = DefaultMaxTenantSessions
 	}
+	if opts.MaxInFlight == 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.MaxTenantInFlight == 0 {
+		opts.MaxTenantInFlight = DefaultMaxTenantInFlight
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &HTTP{opts: opts, tenants: map[string]*tenantServer{}, sessions: map[string]*tenantSessions{}}
+	h := &HTTP{opts: opts, tenants: map[string]*tenantServer{}, sessions: map[string]*tenantSessions{}, tenantInFlight: map[string]int{}}
+	if opts.OAuth != nil {
+		h.resourceMetadata = auth.ProtectedResourceMetadataHandler(opts.OAuth.Metadata())
+	}
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s, ok := r.Context().Value(serverKey{}).(*Server); ok {
 			return s.mcp
@@ -171,6 +211,7 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 		return nil
 	}, &mcp.StreamableHTTPOptions{
 		JSONResponse:        true,
+		Stateless:           opts.Stateless,
 		Logger:              sdkLogger(opts.Logger),
 		SessionTimeout:      opts.SessionTimeout,
 		MaxRequestBodyBytes: opts.MaxRequestBytes,
@@ -178,7 +219,10 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 	var inner http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.serveTenant(w, r, sdk)
 	})
-	if opts.Tokens.Len() > 0 {
+	switch {
+	case opts.OAuth != nil:
+		inner = h.requireOAuth(auth.RequireBearerToken(granted, &auth.RequireBearerTokenOptions{ClockSkew: opts.OAuth.opts.Leeway})(inner))
+	case opts.Tokens.Len() > 0:
 		inner = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(inner)
 	}
 	// Browsers may not drive the server from another origin's page.
@@ -193,16 +237,21 @@ func (h *HTTP) verify(_ context.Context, token string, _ *http.Request) (*auth.T
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: t.Name, Extra: map[string]any{"tenant": t}}, nil
+	return &auth.TokenInfo{UserID: tenantKey(t), Extra: map[string]any{"tenant": t}}, nil
 }
 
-// ServeHTTP routes a request: MCPPath, HealthPath, else HTTPOptions.Fallback
-// or 404.
-func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case HealthPath:
+// route routes a request: MCPPath, HealthPath, ReadyPath, with OAuth the
+// resource metadata, else HTTPOptions.Fallback or 404.
+func (h *HTTP) route(w http.ResponseWriter, r *http.Request) {
+	isMetadata := r.URL.Path == ResourceMetadataPath || r.URL.Path == ResourceMetadataPath+MCPPath
+	switch {
+	case r.URL.Path == HealthPath:
 		h.serveHealth(w, r)
-	case MCPPath:
+	case r.URL.Path == ReadyPath:
+		h.serveReady(w, r)
+	case isMetadata && h.opts.OAuth != nil:
+		h.resourceMetadata.ServeHTTP(w, r)
+	case r.URL.Path == MCPPath:
 		if r.Method != http.MethodGet { // a GET is the long-lived event stream
 			if !h.beginRequest() {
 				http.Error(w, "the server is shutting down", http.StatusServiceUnavailable)
@@ -257,13 +306,24 @@ func (h *HTTP) serveTenant(w http.ResponseWriter, r *http.Request, sdk http.Hand
 			return
 		}
 	}
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.tenant, info.authed = nameOf(t), true
+	}
+	if r.Method == http.MethodPost {
+		if code, msg := h.admit(nameOf(t)); code != 0 {
+			w.Header().Set("Retry-After", "1")
+			writeRPCError(w, code, msg)
+			return
+		}
+		defer h.release(nameOf(t))
+	}
 	srv, err := h.tenant(r.Context(), t)
 	if err != nil {
 		h.opts.Logger.Error("mcpserver: opening a tenant's memory", "tenant", nameOf(t), "err", err)
 		http.Error(w, "the memory store is not available", http.StatusServiceUnavailable)
 		return
 	}
-	if r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" { // opens a session
+	if !h.opts.Stateless && r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" { // opens a session
 		if code, msg := h.reserve(nameOf(t), srv); code != 0 {
 			writeRPCError(w, code, msg)
 			return
@@ -360,6 +420,16 @@ func writeRPCError(w http.ResponseWriter, status int, msg string) {
 	w.Write(append(body, '\n'))
 }
 
+// tenantKey names t's Server and its sessions' user: an OAuth tenant is
+// read-only with one token and not with another, and each has its own
+// handler.
+func tenantKey(t *Tenant) string {
+	if t != nil && t.ReadOnly {
+		return t.Name + " (read-only)"
+	}
+	return nameOf(t)
+}
+
 func nameOf(t *Tenant) string {
 	if t == nil {
 		return ""
@@ -371,10 +441,10 @@ func nameOf(t *Tenant) string {
 // again after a failure).
 func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
 	h.mu.Lock()
-	ts := h.tenants[nameOf(t)]
+	ts := h.tenants[tenantKey(t)]
 	if ts == nil {
 		ts = &tenantServer{}
-		h.tenants[nameOf(t)] = ts
+		h.tenants[tenantKey(t)] = ts
 	}
 	h.mu.Unlock()
 	ts.mu.Lock()
@@ -536,7 +606,7 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config
 // CheckAddr returns the error Serve gives for a listener on addr: ErrNoAuth
 // when h has no tokens and addr is not loopback, else nil.
 func (h *HTTP) CheckAddr(addr net.Addr) error {
-	if h.opts.Tokens.Len() == 0 && !IsLoopback(addr) {
+	if h.opts.Tokens.Len() == 0 && h.opts.OAuth == nil && !IsLoopback(addr) {
 		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment)", ErrNoAuth, addr)
 	}
 	return nil

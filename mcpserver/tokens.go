@@ -88,13 +88,8 @@ var tenantName = regexp.MustCompile(`^[A-Za-z0-9._@+-]{1,64}$`)
 // Names and tokens must be unique. Errors wrap ErrBadTokens.
 func ParseTokens(data []byte) (*Tokens, error) {
 	var f tokenFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := decodeStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: the token file is not valid: %w", ErrBadTokens, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: the token file holds more than one JSON value", ErrBadTokens)
 	}
 	ts := &Tokens{}
 	for i, e := range f.Tenants {
@@ -136,6 +131,39 @@ func (ts *Tokens) Add(token string, t Tenant) error {
 // add adds a tenant; its errors say what is wrong with t, and the caller
 // names t.
 func (ts *Tokens) add(sum [sha256.Size]byte, t Tenant) error {
+	if err := checkTenant(t); err != nil {
+		return err
+	}
+	for _, e := range ts.entries {
+		if e.tenant.Name == t.Name {
+			return errors.New("the name appears twice")
+		}
+		if e.sum == sum {
+			return fmt.Errorf("the same token as %q", e.tenant.Name)
+		}
+	}
+	ts.entries = append(ts.entries, tokenEntry{sum: sum, tenant: &t})
+	return nil
+}
+
+// decodeStrict decodes one JSON value, refusing unknown fields, so that a
+// field added later (a tenant's own store URLs, say) is never silently
+// ignored by an older server.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// checkTenant checks a tenant's name, prefix and mounts; its errors say what
+// is wrong with t, and the caller names t.
+func checkTenant(t Tenant) error {
 	if !tenantName.MatchString(t.Name) {
 		return errors.New("a name has 1 to 64 letters, digits and . _ @ + -")
 	}
@@ -154,15 +182,6 @@ func (ts *Tokens) add(sum [sha256.Size]byte, t Tenant) error {
 			return fmt.Errorf("mount %q: prefix %q is not a valid store directory", m.Name, m.Prefix)
 		}
 	}
-	for _, e := range ts.entries {
-		if e.tenant.Name == t.Name {
-			return errors.New("the name appears twice")
-		}
-		if e.sum == sum {
-			return fmt.Errorf("the same token as %q", e.tenant.Name)
-		}
-	}
-	ts.entries = append(ts.entries, tokenEntry{sum: sum, tenant: &t})
 	return nil
 }
 

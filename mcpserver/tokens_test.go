@@ -70,7 +70,7 @@ func TestParseTokensErrors(t *testing.T) {
 		`{"tenants": [{"name": "a", "token": "0123456789abcdef", "prefix": ".cloudmem"}]}`:                      `mcpserver: bad tokens: tenant 1 ("a"): prefix ".cloudmem" is not a valid store directory`,
 		`{"tenants": [{"name": "a", "token": "0123456789abcdef"}, {"name": "a", "token": "0123456789abcdeg"}]}`: `mcpserver: bad tokens: tenant 2 ("a"): the name appears twice`,
 		`{"tenants": [{"name": "a", "token": "0123456789abcdef"}, {"name": "b", "token": "0123456789abcdef"}]}`: `mcpserver: bad tokens: tenant 2 ("b"): the same token as "a"`,
-		`{"tenants": []} {}`: `mcpserver: bad tokens: the token file holds more than one JSON value`,
+		`{"tenants": []} {}`: `mcpserver: bad tokens: the token file is not valid: more than one JSON value`,
 	} {
 		_, err := mcpserver.ParseTokens([]byte(file))
 		if err == nil || err.Error() != want || !errors.Is(err, mcpserver.ErrBadTokens) {

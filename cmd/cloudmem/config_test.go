@@ -250,7 +250,9 @@ func TestMCPConfig(t *testing.T) {
 	st := &config.Store{Name: "team", URL: "./m", MCP: config.MCP{
 		HTTP: "127.0.0.1:9", TokenFile: "/t.json", TLSCert: "/c.pem", TLSKey: "/k.pem", MaxRequestBytes: 77}}
 	defaults := mcpFlags{maxRequestBytes: mcpserver.DefaultMaxRequestBytes, maxSessions: mcpserver.DefaultMaxSessions,
-		maxTokenSessions: mcpserver.DefaultMaxTenantSessions, search: true}
+		maxTokenSessions: mcpserver.DefaultMaxTenantSessions, search: true,
+		maxInFlight: mcpserver.DefaultMaxInFlight, maxTokenInFlight: mcpserver.DefaultMaxTenantInFlight,
+		oauth: oauthFlags{claim: mcpserver.DefaultTenantClaim}}
 	with := func(change func(*mcpFlags)) mcpFlags {
 		f := defaults
 		change(&f)

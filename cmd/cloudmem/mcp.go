@@ -34,8 +34,11 @@ type mcpFlags struct {
 	http, tokenFile, tlsCert, tlsKey, actor string
 	maxRequestBytes                         int64
 	maxSessions, maxTokenSessions           int
+	maxInFlight, maxTokenInFlight           int
 	search                                  bool
 	stdio                                   bool // --stdio: stdio even when the config names an address
+	oauth                                   oauthFlags
+	stateless                               bool // --stateless: for replicas behind a load balancer
 	web                                     bool // --web: the web console beside MCP (web.go)
 }
 
@@ -72,8 +75,8 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 				return err
 			}
 			if f.http == "" {
-				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" {
-					return usageErrorf("--token-file, --tls-cert and --tls-key need --http")
+				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" || f.oauth.set() {
+					return usageErrorf("--token-file, --tls-cert, --tls-key and --oauth-* need --http")
 				}
 				if f.web {
 					return usageErrorf("--web needs --http")
@@ -91,8 +94,12 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 	flags.Int64Var(&f.maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "refuse HTTP requests larger than `N` bytes")
 	flags.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http, the most sessions open at once, of all tokens (negative: no cap)")
 	flags.IntVar(&f.maxTokenSessions, "max-token-sessions", mcpserver.DefaultMaxTenantSessions, "with --http, the most sessions open at once of one token (negative: no cap)")
+	flags.IntVar(&f.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "with --http, the most requests served at once, of all tokens (negative: no cap)")
+	flags.IntVar(&f.maxTokenInFlight, "max-token-in-flight", mcpserver.DefaultMaxTenantInFlight, "with --http, the most requests served at once of one token (negative: no cap)")
 	flags.BoolVar(&f.search, "search", true, "offer the read-only memory_search tool beside the memory tool (its index is built in memory on the first search)")
 	flags.BoolVar(&f.stdio, "stdio", false, "serve stdio even when the store's mcp settings in the config file name an HTTP address")
+	addOAuthFlags(cmd, &f.oauth) // mcp_oauth.go
+	flags.BoolVar(&f.stateless, "stateless", false, "with --http, keep nothing between requests (no sessions), so that any of several replicas behind a load balancer answers any request")
 	flags.BoolVar(&f.web, "web", false, "with --http, serve the web console (cloudmem web) at the same address, with the same tokens")
 	addActorFlag(cmd, &f.actor)
 	return cmd
@@ -151,10 +158,21 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 		actor = defaultActor(a.getenv)
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, nil))
+	if f.web && f.oauth.set() {
+		// The console logs people in with tokens; without any it would be
+		// open to whoever reaches the address.
+		return usageErrorf("--web does not go with --oauth-issuer: the web console logs in with the token file's tokens")
+	}
+	oauth, err := f.oauth.open(ctx, tokens, log)
+	if err != nil {
+		return err
+	}
 	opts := mcpserver.HTTPOptions{
+		OAuth: oauth, Stateless: f.stateless,
 		Store: store, Memory: a.instrumentOptions(memory.Options{Logger: log}), Tokens: tokens, Actor: actor,
 		MaxRequestBytes: f.maxRequestBytes, Version: version(), Logger: log,
 		MaxSessions: f.maxSessions, MaxTenantSessions: f.maxTokenSessions,
+		MaxInFlight: f.maxInFlight, MaxTenantInFlight: f.maxTokenInFlight,
 	}
 	if f.search {
 		opts.Search = &search.Options{}

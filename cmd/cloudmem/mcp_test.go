@@ -214,7 +214,7 @@ func TestMCPCommandErrors(t *testing.T) {
 		stderr string
 	}{
 		{"a token file without --http", []string{"--store", dir, "mcp", "--token-file", badTokens}, nil, exitUsage,
-			"cloudmem mcp: --token-file, --tls-cert and --tls-key need --http\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
+			"cloudmem mcp: --token-file, --tls-cert, --tls-key and --oauth-* need --http\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
 		{"beyond loopback without tokens", []string{"--store", dir, "mcp", "--http", "0.0.0.0:0"}, nil, exitFail,
 			"cloudmem mcp: mcpserver: serving beyond loopback needs bearer tokens: 0.0.0.0:0 is not a loopback address; give tokens (a token file or the environment)\n"},
 		{"a bad token file", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--token-file", badTokens}, nil, exitFail,
@@ -223,6 +223,15 @@ func TestMCPCommandErrors(t *testing.T) {
 			"cloudmem mcp: $CLOUDMEM_MCP_TOKEN: mcpserver: bad tokens: the token of \"default\" is shorter than 16 bytes\n"},
 		{"a certificate without its key", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--tls-cert", badTokens}, nil, exitUsage,
 			"cloudmem mcp: --tls-cert and --tls-key go together\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
+		{"an issuer without an audience", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--oauth-issuer", "https://idp.example.com"}, nil, exitUsage,
+			"cloudmem mcp: --oauth-issuer and --oauth-audience go together\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
+		{"OAuth and tokens", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--oauth-issuer", "https://idp.example.com", "--oauth-audience", "https://mem.example.com/mcp"},
+			map[string]string{mcpTokenEnv: "0123456789abcdef0123"}, exitUsage,
+			"cloudmem mcp: --oauth-issuer takes no bearer tokens (--token-file, $CLOUDMEM_MCP_TOKEN_FILE, $CLOUDMEM_MCP_TOKEN)\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
+		{"OAuth and the web console", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--web", "--oauth-issuer", "http://127.0.0.1:1", "--oauth-audience", "https://mem.example.com/mcp"}, nil, exitUsage,
+			"cloudmem mcp: --web does not go with --oauth-issuer: the web console logs in with the token file's tokens\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
+		{"an issuer that does not answer", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--oauth-issuer", "http://127.0.0.1:1", "--oauth-audience", "https://mem.example.com/mcp"}, nil, exitFail,
+			"cloudmem mcp: mcpserver: the OAuth issuer does not answer: its metadata: GET http://127.0.0.1:1/.well-known/oauth-authorization-server: Get \"http://127.0.0.1:1/.well-known/oauth-authorization-server\": dial tcp 127.0.0.1:1: connect: connection refused; GET http://127.0.0.1:1/.well-known/openid-configuration: Get \"http://127.0.0.1:1/.well-known/openid-configuration\": dial tcp 127.0.0.1:1: connect: connection refused\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cloudmem(tc.args, "", tc.env)

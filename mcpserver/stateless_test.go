@@ -3,9 +3,11 @@ package mcpserver_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -170,6 +172,57 @@ func TestStatelessRefusesStreams(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("%s: %d, want 405", method, resp.StatusCode)
+		}
+	}
+}
+
+// TestStatelessChecksMethodHeader: under protocol 2026-07-28 a request
+// whose Mcp-Method header is missing or names another method than its body
+// is refused before it runs (a create sent so creates nothing), and the same
+// request with the right header runs.
+func TestStatelessChecksMethodHeader(t *testing.T) {
+	store := mem.New(nil)
+	_, ts := replicas(t, store, 1)
+	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory",` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"}},` +
+		`"arguments":{"command":"create","path":"/memories/x.md","file_text":"x"}}}`
+	refused := func(code int, msg string) string {
+		return `{"jsonrpc":"2.0","id":1,"error":{"code":` + strconv.Itoa(code) + `,"message":"` + msg + `"}}`
+	}
+	for _, c := range []struct {
+		header string // "": none
+		status int
+		body   string // "": the create's success
+	}{
+		{"tools/list", http.StatusBadRequest,
+			refused(-32020, "header mismatch: Mcp-Method header value 'tools/list' does not match body value 'tools/call'")},
+		{"", http.StatusBadRequest, refused(-32020, "missing required Mcp-Method header")},
+		{"tools/call", http.StatusOK, ""},
+	} {
+		req, err := http.NewRequest(http.MethodPost, ts.URL+mcpserver.MCPPath, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+aliceToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Name", "memory")
+		if c.header != "" {
+			req.Header.Set("Mcp-Method", c.header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		_, statErr := store.Stat(context.Background(), "alice/x.md")
+		created := statErr == nil
+		if resp.StatusCode != c.status || created != (c.body == "") || c.body != "" && strings.TrimSpace(string(got)) != c.body {
+			t.Errorf("Mcp-Method %q: %d %s, file created %v; want %d %s, created %v",
+				c.header, resp.StatusCode, got, created, c.status, c.body, c.body == "")
 		}
 	}
 }

@@ -730,8 +730,14 @@ func (p *pass) upload(ctx context.Context, it *item) error {
 	}
 	version, err := p.gate.Write(ctx, memory.PathOf(it.key), it.loc.data, ifVersion)
 	switch {
-	case errors.Is(err, memory.ErrFull), errors.Is(err, memory.ErrTooLarge):
+	case errors.Is(err, memory.ErrFull), errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrSecret),
+		errors.Is(err, memory.ErrNotDir):
+		// The store's rules refuse this file (its size, a full store, a
+		// secret, a file where the path needs a directory).
 		p.skip(it.key, "not uploaded: "+refusal(err))
+		return errSkipped
+	case errors.Is(err, memory.ErrExists) && p.remoteDir(ctx, it.key):
+		p.skip(it.key, "not uploaded: the store has a directory of this name")
 		return errSkipped
 	case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrExists):
 		return p.raced(ctx, it)
@@ -742,6 +748,14 @@ func (p *pass) upload(ctx context.Context, it *item) error {
 	p.record(it, it.loc, rem)
 	p.done(OpUpload, it.key, "")
 	return nil
+}
+
+// remoteDir reports whether key is a directory (or a mount point) in the
+// store: a create of it was refused because the name is taken, and no file
+// holds it. A failure to tell is no.
+func (p *pass) remoteDir(ctx context.Context, key string) bool {
+	_, err := p.gate.Files(ctx, memory.PathOf(key))
+	return err == nil
 }
 
 // raced handles a store write that lost a race: another machine wrote the

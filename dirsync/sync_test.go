@@ -340,3 +340,25 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress calls %v, want %v", calls, want)
 	}
 }
+
+// TestUploadOntoStoreDirectory: a local file whose name is a directory in
+// the store is skipped with that reason (before the write gate it was put
+// beside the directory, making the name both), on every pass, and the
+// store keeps its file.
+func TestUploadOntoStoreDirectory(t *testing.T) {
+	ctx := t.Context()
+	s := mem.New(nil)
+	if _, err := s.Put(ctx, "a/x.md", []byte("x"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	m := dirsynctest.NewMachine(t, "m")
+	m.Write(t, map[string]string{"a": "local"})
+	for pass := range 2 {
+		rep, _ := dirsync.Sync(ctx, m.Dir, s, m.Options()) // a/x.md cannot be written under the local file a
+		want := dirsync.Problem{Key: "a", Reason: "not uploaded: the store has a directory of this name"}
+		if !slices.Contains(rep.Skipped, want) {
+			t.Errorf("pass %d: skipped %q, want it to hold %q", pass, rep.Skipped, want)
+		}
+		dirsynctest.Expect(t, "the store", dirsynctest.StoreTree(t, s), map[string]string{"a/x.md": "x"})
+	}
+}

@@ -188,7 +188,7 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 		case errors.Is(err, memory.ErrNotDir):
 			cp.problem(Problem{Key: key, Reason: "the destination has a file at an ancestor: " + memoryText(err), Kind: ErrClash})
 			return nil
-		case errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrFull):
+		case refusedByRules(err):
 			cp.problem(Problem{Key: key, Reason: memoryText(err), Kind: ErrRefused})
 			return nil
 		default:

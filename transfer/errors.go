@@ -43,11 +43,18 @@ var (
 	// the store it is in): it is not read, and not moved.
 	ErrTooLarge = errors.New("transfer: over the read limit")
 	// ErrRefused: the destination's memory rules refused the file: it is
-	// over the destination's file size limit, or the destination holds as
-	// many files as its limit allows. The Reason is the memory tool's own
-	// text (docs/spec.md, create).
-	ErrRefused = errors.New("transfer: refused by the destination's limits")
+	// over the destination's file size limit, the destination holds as
+	// many files as its limit allows, or its write policy rejects a secret
+	// in it. The Reason is the memory tool's own text (docs/spec.md).
+	ErrRefused = errors.New("transfer: refused by the destination's rules")
 )
+
+// refusedByRules reports whether err is the write gate refusing one file
+// for its own sake (its size, a full store, a secret), which leaves the
+// other files to write.
+func refusedByRules(err error) bool {
+	return errors.Is(err, memory.ErrTooLarge) || errors.Is(err, memory.ErrFull) || errors.Is(err, memory.ErrSecret)
+}
 
 // Side names one of the two stores of Copy or Verify.
 type Side int

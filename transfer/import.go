@@ -144,8 +144,8 @@ type ImportOptions struct {
 
 // ImportStats counts what Import planned and did.
 type ImportStats struct {
-	New       int // files to create
-	Replaced  int // files to replace (Overwrite)
+	New       int // files to create (less those the store's rules refused)
+	Replaced  int // files to replace (Overwrite; likewise)
 	Unchanged int // files the store already held with the same content
 	Written   int // writes done: New+Replaced when Import succeeds
 }
@@ -218,10 +218,15 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 		case err == nil:
 			written.Add(1)
 			return nil
-		case errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrFull):
+		case refusedByRules(err):
 			mu.Lock()
 			defer mu.Unlock()
 			refused = append(refused, Problem{Key: w.key, Reason: memoryText(err), Kind: ErrRefused})
+			if w.ifVersion == "" {
+				plan.stats.New--
+			} else {
+				plan.stats.Replaced--
+			}
 			return nil
 		case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrExists), errors.Is(err, memory.ErrNotDir):
 			return fmt.Errorf("%s changed in the store while importing: %w (%w)", w.key, blob.ErrPrecondition, err)

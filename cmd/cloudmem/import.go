@@ -56,16 +56,21 @@ func newImportCmd(a *app) *cobra.Command {
 			}
 			stats, err := transfer.Import(cmd.Context(), store, files,
 				&transfer.ImportOptions{Overwrite: overwrite})
-			if pe, ok := errors.AsType[*transfer.ProblemsError](err); ok {
-				if !errors.Is(pe.Problems[0].Kind, transfer.ErrTooLarge) {
-					return problemsFailure(pe.Problems, "nothing was imported")
-				}
-				return problemsFailure(pe.Problems, fmt.Sprintf(verb+" %s (%d new, %d replaced, %d already there); %d not imported",
-					plural(stats.New+stats.Replaced+stats.Unchanged, "file"), stats.New, stats.Replaced, stats.Unchanged, len(pe.Problems)))
+			problems, stop := splitProblems(err)
+			unfinished := func() string {
+				return fmt.Sprintf("%d of %s written; run import again to finish", stats.Written, plural(stats.New+stats.Replaced, "file"))
 			}
-			if err != nil {
-				return fmt.Errorf("%w (%d of %s written; run import again to finish)",
-					err, stats.Written, plural(stats.New+stats.Replaced, "file"))
+			switch {
+			case len(problems) > 0 && stop != nil: // files skipped, then a failure stopped the rest
+				return problemsFailure(problems, a.describe(stop)+" ("+unfinished()+")")
+			case len(problems) > 0 && stats.Written+stats.Unchanged == 0:
+				// Refused before the first write, or every file skipped.
+				return problemsFailure(problems, "nothing was imported")
+			case len(problems) > 0:
+				return problemsFailure(problems, fmt.Sprintf(verb+" %s (%d new, %d replaced, %d already there); %d not imported",
+					plural(stats.New+stats.Replaced+stats.Unchanged, "file"), stats.New, stats.Replaced, stats.Unchanged, len(problems)))
+			case stop != nil:
+				return fmt.Errorf("%w (%s)", stop, unfinished())
 			}
 			_, err = fmt.Fprintf(a.stdout, verb+" %s (%d new, %d replaced, %d already there)\n",
 				plural(stats.New+stats.Replaced+stats.Unchanged, "file"), stats.New, stats.Replaced, stats.Unchanged)
@@ -75,4 +80,23 @@ func newImportCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace files the store holds with other content")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be imported and change nothing")
 	return cmd
+}
+
+// splitProblems returns the files an import could not move (a
+// *transfer.ProblemsError in err) and, apart from them, the error that
+// stopped it, if any.
+func splitProblems(err error) ([]transfer.Problem, error) {
+	pe, ok := errors.AsType[*transfer.ProblemsError](err)
+	if !ok {
+		return nil, err
+	}
+	var rest []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if e != error(pe) {
+				rest = append(rest, e)
+			}
+		}
+	}
+	return pe.Problems, errors.Join(rest...)
 }

@@ -169,3 +169,27 @@ func TestImportSkipsTooLarge(t *testing.T) {
 		t.Errorf("the store holds %q, want %q", got, want)
 	}
 }
+
+// TestImportRefusedByTheStore: the store's own rules (here its URL's
+// max_files and max_file_bytes) refuse a file through the write gate; the
+// rest is imported, and the command names each refused file with the memory
+// tool's text and says how much was imported.
+func TestImportRefusedByTheStore(t *testing.T) {
+	name := storeName(t)
+	seed(t, name, map[string]string{"a.md": "a", "b.md": "b"})
+	full := "shared://" + name + "?max_files=2"
+	runCases(t, full, []cliCase{
+		{args: []string{"import", "-"}, stdin: makeTar(t, tarEntry{name: "a.md", typeflag: tar.TypeReg, content: "a"},
+			tarEntry{name: "c.md", typeflag: tar.TypeReg, content: "c"}), code: 1,
+			stderr: "cloudmem import: c.md: The memory directory is full: it holds 2 files, the limit is 2. Delete or merge files first.\n" +
+				"cloudmem import: imported 1 file (0 new, 0 replaced, 1 already there); 1 not imported\n"},
+	})
+	runCases(t, "shared://"+storeName(t)+"-small?max_file_bytes=5", []cliCase{
+		{args: []string{"import", "-"}, stdin: makeTar(t, tarEntry{name: "d.md", typeflag: tar.TypeReg, content: "0123456789"}), code: 1,
+			stderr: "cloudmem import: d.md: File /memories/d.md would be 10 bytes, over the limit of 5 bytes per memory file\n" +
+				"cloudmem import: nothing was imported\n"},
+	})
+	if got := contents(t, name); !equalMaps(got, map[string]string{"a.md": "a", "b.md": "b"}) {
+		t.Errorf("the store holds %q", got)
+	}
+}

@@ -158,7 +158,9 @@ type ImportStats struct {
 // no file may lie beneath another file of the input (ErrInvalidInput); and
 // none may clash with the store: a file with other content unless
 // Overwrite (ErrDiffers), a file where the store has a directory or
-// beneath a file of the store, or the reverse (ErrClash). Any of these is
+// beneath a file of the store, or the reverse (ErrClash), a file the store
+// holds over its read limit, so that it cannot be compared (ErrTooLarge).
+// Any of these is
 // returned as a *ProblemsError, in the order of the input, with nothing
 // written.
 //

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/backends/file"
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
 
@@ -153,6 +154,9 @@ func hashes(t *testing.T, ctx context.Context, dir string) map[string][sha256.Si
 	}
 	out := make(map[string][sha256.Size]byte, len(infos))
 	for _, info := range infos {
+		if memory.IsBookkeeping(info.Key) { // the file count copy kept through the write gate
+			continue
+		}
 		data, _, err := s.Get(ctx, info.Key, blob.MaxObjectBytes)
 		if err != nil {
 			t.Fatal(err)

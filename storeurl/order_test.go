@@ -32,7 +32,7 @@ func TestWrapperOrder(t *testing.T) {
 			return s, nil
 		},
 	})
-	if got, want := m.Wrappers(), []string{"prefix", "encrypt", "mark", "readonly", "limits"}; !slices.Equal(got, want) {
+	if got, want := m.Wrappers(), []string{"prefix", "encrypt", "mark", "readonly", "policy", "limits"}; !slices.Equal(got, want) {
 		t.Fatalf("Wrappers() = %q, want %q", got, want)
 	}
 	if got := storeurl.Wrappers(); slices.Contains(got, "mark") {

@@ -127,7 +127,7 @@ func TestQuick(t *testing.T) {
 // S3, GCS and Azure stores lack them.
 type plainStore struct{ blob.Store }
 
-// TestFallbackCalls measures the commands on a store without Renamer and
+// TestFallbackCalls measures the commands on a store without an atomic Rename and
 // on an encrypted store (which refuses Rename), and checks that the
 // handler makes exactly the calls the table gives, and the floor too, but
 // for create and delete, whose floor is their one write.

@@ -143,8 +143,8 @@ type cmdBench struct {
 	hc, fc *blob.Counter // the handler's and the floor's view of t.store
 	h      *memory.Handler
 
-	// atomic: t.store renames in one call (blob.Renamer). refused: it
-	// implements blob.Renamer but refuses (the encryption layer), so
+	// atomic: t.store renames in one call (blob.Tree). refused: it
+	// implements blob.Tree but refuses (the encryption layer), so
 	// blob.Counter counts a Rename attempt that makes no storage call
 	// before the fallback runs.
 	atomic, refused bool
@@ -156,7 +156,7 @@ func newCmdBench(ctx context.Context, t *target) (*cmdBench, error) {
 	if b.h, err = memory.New(b.hc, memory.Options{Logger: quiet}); err != nil {
 		return nil, err
 	}
-	if r, ok := t.store.(blob.Renamer); ok {
+	if r, ok := t.store.(blob.Tree); ok {
 		err := r.Rename(ctx, "bench-probe/missing", "bench-probe/other")
 		b.refused = errors.Is(err, errors.ErrUnsupported)
 		b.atomic = !b.refused

@@ -106,7 +106,7 @@ func (r *report) method(w *bytes.Buffer) {
 	p("but the p99s mostly measure the machine.\n")
 	p("**calls** are the `blob.Store` calls the handler made (counted by `blob.NewCounter`), checked against\n")
 	p("the call table (a command with more fails the run); **requests** are the HTTP requests (S3, GCS, Azure)\n")
-	p("or Redis commands its client sent. The encrypted stores implement `blob.Renamer` but refuse it; the\n")
+	p("or Redis commands its client sent. The encrypted stores implement `blob.Tree` but refuse its Rename; the\n")
 	p("counter does not count that refusal, which makes no storage call.\n\n")
 }
 

@@ -133,7 +133,7 @@ func noCondition(err error) error {
 }
 
 // The wrappers of this package forward BatchDeleter, as they forward
-// TreeDeleter: each answers errors.ErrUnsupported when the store it wraps
+// Tree: each answers errors.ErrUnsupported when the store it wraps
 // lacks it, so that the package function DeleteBatch falls back.
 var (
 	_ BatchDeleter = (*timeoutStore)(nil)

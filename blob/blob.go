@@ -36,15 +36,16 @@
 //
 // # Optional capabilities
 //
-// A Store may also implement five capabilities: Renamer (atomic move of a key
-// or of a whole tree), TreeDeleter (delete every key under a directory in one
-// request), Locker (a per-key lock across a read-modify-write), Copier (a copy
-// on the server) and BatchDeleter (many objects in few requests, each
+// A Store may also implement four capabilities: Tree (an atomic move of a
+// key or of a whole tree, and the deletion of a directory in one request),
+// Locker (a per-key lock across a read-modify-write), Copier (a copy on the
+// server) and BatchDeleter (many objects in few requests, each
 // unconditionally or at a version). The package functions Rename, DeleteTree,
 // Lock, Copy and DeleteBatch use the capability when the store has it and fall
 // back to the five core methods otherwise, so callers never need to test for
 // them. What a store says about itself without a storage call is one value,
-// Traits (see TraitsReporter).
+// Traits (see TraitsReporter): with the four capabilities, five optional
+// interfaces in all.
 //
 // # Closing
 //

@@ -7,42 +7,39 @@ import (
 	"strings"
 )
 
-// Renamer is implemented by stores that move objects atomically.
+// Tree is implemented by stores that move or delete a whole tree of keys
+// in one call: an atomic move of a key or a directory (Rename), and the
+// deletion of a directory in one storage request (DeleteTree), as a Redis
+// script or a local file system can. A store that can do only one of the
+// two answers errors.ErrUnsupported for the other, and so does a wrapper
+// whose inner store lacks it: the package functions Rename and DeleteTree
+// then fall back.
 //
 // Rename moves the object src to dst when the key src exists; otherwise it
 // moves every object under the directory src (keys starting with src+"/") to
 // the same place under dst. The move is all or nothing: a concurrent reader
 // sees every object at its old key or every object at its new key. Each moved
-// object gets a new Version.
-//
-// It returns an error wrapping ErrNotExist when neither src nor any key under
-// src exists, ErrPrecondition when dst exists as a key or any key starts with
-// dst+"/", and ErrInvalidKey when dst equals src or lies under it. It changes
-// nothing on error. A wrapper whose inner store cannot rename atomically
-// returns an error wrapping errors.ErrUnsupported, which makes the package
-// function Rename fall back.
-type Renamer interface {
-	Rename(ctx context.Context, src, dst string) error
-}
-
-// TreeDeleter is implemented by stores that delete a directory in one
-// storage request (a Redis script, a local directory removal). A store that
-// needs a request per object or per batch of objects leaves it out and lets
-// the package function DeleteTree list the tree and call DeleteKeys, so that
-// WithTimeout bounds each of those requests rather than all of them at once.
+// object gets a new Version. It returns an error wrapping ErrNotExist when
+// neither src nor any key under src exists, ErrPrecondition when dst exists
+// as a key or any key starts with dst+"/", and ErrInvalidKey when dst equals
+// src or lies under it. It changes nothing on error.
 //
 // DeleteTree deletes every object whose key starts with dir+"/". It returns
 // an error wrapping ErrNotExist when there is none. After an error some of
-// the objects may be gone; the rest are intact. A wrapper whose inner store
-// lacks the capability returns an error wrapping errors.ErrUnsupported.
-type TreeDeleter interface {
+// the objects may be gone; the rest are intact. A store that needs a
+// request per object or per batch of objects does not implement it, so
+// that the package function DeleteTree lists the tree and calls DeleteKeys
+// and WithTimeout bounds each of those requests rather than all of them at
+// once.
+type Tree interface {
+	Rename(ctx context.Context, src, dst string) error
 	DeleteTree(ctx context.Context, dir string) error
 }
 
 // Rename moves the object src to dst, or the tree under src to dst, with the
-// semantics and errors documented on Renamer.
+// semantics and errors documented on Tree.
 //
-// If s implements Renamer, Rename calls it; otherwise (or when it returns
+// If s implements Tree, Rename calls its Rename; otherwise (or when it returns
 // errors.ErrUnsupported) it copies each object with Put(IfAbsent), then
 // deletes each source with Delete(IfVersion). The fallback is not atomic:
 // at every instant each object exists at its old key, its new key or both,
@@ -56,7 +53,7 @@ func Rename(ctx context.Context, s Store, src, dst string) error {
 	if err := checkMove(src, dst); err != nil {
 		return err
 	}
-	if r, ok := s.(Renamer); ok {
+	if r, ok := s.(Tree); ok {
 		err := r.Rename(ctx, src, dst)
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return err
@@ -79,9 +76,9 @@ func checkMove(src, dst string) error {
 }
 
 // DeleteTree deletes every object under the directory dir, with the
-// semantics and errors documented on TreeDeleter.
+// semantics and errors documented on Tree.
 //
-// If s implements TreeDeleter, DeleteTree calls it; otherwise (or when it
+// If s implements Tree, DeleteTree calls its DeleteTree; otherwise (or when it
 // returns errors.ErrUnsupported) it lists the tree and deletes its objects
 // through DeleteKeys (a BatchDeleter's batches, or DeleteParallel Deletes
 // at once); objects deleted by someone else meanwhile are not an error.
@@ -89,7 +86,7 @@ func DeleteTree(ctx context.Context, s Store, dir string) error {
 	if err := CheckKey(dir); err != nil {
 		return err
 	}
-	if d, ok := s.(TreeDeleter); ok {
+	if d, ok := s.(Tree); ok {
 		err := d.DeleteTree(ctx, dir)
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return err

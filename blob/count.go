@@ -25,7 +25,7 @@ func (c Counts) Total() int64 {
 // Rename or DeleteTree the inner store refuses with errors.ErrUnsupported
 // (as the encrypting store does for Rename) is not counted: it reached no
 // storage.
-// When the inner store lacks Renamer, TreeDeleter, Copier or BatchDeleter,
+// When the inner store lacks Tree, Copier or BatchDeleter,
 // the package functions Rename, DeleteTree, Copy and DeleteBatch fall back
 // through the Counter, so the core calls the fallback makes are counted
 // too. Counter is safe for concurrent use when the inner store is.
@@ -36,9 +36,8 @@ type Counter struct {
 }
 
 var (
-	_ Renamer     = (*Counter)(nil)
-	_ TreeDeleter = (*Counter)(nil)
-	_ io.Closer   = (*Counter)(nil)
+	_ Tree      = (*Counter)(nil)
+	_ io.Closer = (*Counter)(nil)
 )
 
 // NewCounter returns a Counter over s with every count at zero.
@@ -86,7 +85,7 @@ func (c *Counter) List(ctx context.Context, prefix string) iter.Seq2[Info, error
 }
 
 func (c *Counter) Rename(ctx context.Context, src, dst string) error {
-	r, ok := c.inner.(Renamer)
+	r, ok := c.inner.(Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}
@@ -98,7 +97,7 @@ func (c *Counter) Rename(ctx context.Context, src, dst string) error {
 }
 
 func (c *Counter) DeleteTree(ctx context.Context, dir string) error {
-	d, ok := c.inner.(TreeDeleter)
+	d, ok := c.inner.(Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}

@@ -20,7 +20,7 @@ import (
 // CLI's --dry-run. The writes live in memory until the store is dropped.
 //
 // It reports s's Traits (so a read-only store or mount refuses as it
-// would). It offers Renamer when s does, so that a command makes the same
+// would). It offers Tree when s does, so that a command makes the same
 // kind of move as over s (an atomic rename reads no content; a move by
 // copy does), and no other optional capability: a tree delete is made of
 // the calls above. Writes of other writers to s meanwhile are seen where
@@ -237,12 +237,12 @@ func (d *dryRun) List(ctx context.Context, prefix string) iter.Seq2[Info, error]
 	}
 }
 
-// Rename checks a move as s's Renamer would (src exists as a key or a
+// Rename checks a move as s's Tree would (src exists as a key or a
 // directory, dst exists as neither) and makes it in the dry run's own
 // entries, reading no content; errors.ErrUnsupported when s has no
-// Renamer, so that the caller moves by copying.
+// Tree, so that the caller moves by copying.
 func (d *dryRun) Rename(ctx context.Context, src, dst string) error {
-	if _, ok := d.inner.(Renamer); !ok {
+	if _, ok := d.inner.(Tree); !ok {
 		return fmt.Errorf("blob: dry run: %w", errors.ErrUnsupported)
 	}
 	if err := begin(ctx); err != nil {

@@ -35,7 +35,7 @@ func (encryptedError) ModelCause() string { return "this store is encrypted; ope
 // other object, so an unnoticed encryption leaves nothing of it readable as
 // plaintext.
 //
-// The returned store forwards Renamer, TreeDeleter, Locker, TraitsReporter and io.Closer to s, and is safe for concurrent
+// The returned store forwards Tree, Locker, TraitsReporter and io.Closer to s, and is safe for concurrent
 // use when s is.
 func RefuseEncrypted(s Store) Store { return &plainStore{inner: s} }
 
@@ -48,9 +48,8 @@ type plainStore struct {
 }
 
 var (
-	_ Renamer     = (*plainStore)(nil)
-	_ TreeDeleter = (*plainStore)(nil)
-	_ io.Closer   = (*plainStore)(nil)
+	_ Tree      = (*plainStore)(nil)
+	_ io.Closer = (*plainStore)(nil)
 )
 
 // check returns ErrEncrypted when the inner store is encrypted, looking
@@ -116,26 +115,26 @@ func (p *plainStore) List(ctx context.Context, prefix string) iter.Seq2[Info, er
 	}
 }
 
-// Rename forwards to the inner store's Renamer, or returns
+// Rename forwards to the inner store's Tree, or returns
 // errors.ErrUnsupported (after the check) so that the package function
 // Rename falls back through this store.
 func (p *plainStore) Rename(ctx context.Context, src, dst string) error {
 	if err := p.check(ctx); err != nil {
 		return err
 	}
-	r, ok := p.inner.(Renamer)
+	r, ok := p.inner.(Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}
 	return r.Rename(ctx, src, dst)
 }
 
-// DeleteTree forwards to the inner store's TreeDeleter, like Rename.
+// DeleteTree forwards to the inner store's Tree, like Rename.
 func (p *plainStore) DeleteTree(ctx context.Context, dir string) error {
 	if err := p.check(ctx); err != nil {
 		return err
 	}
-	d, ok := p.inner.(TreeDeleter)
+	d, ok := p.inner.(Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}

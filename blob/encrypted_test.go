@@ -108,12 +108,12 @@ func TestRefuseEncryptedForwards(t *testing.T) {
 		t.Fatal("ReadOnly not forwarded")
 	}
 	s := blob.RefuseEncrypted(mem.New(nil))
-	if _, ok := s.(blob.TreeDeleter); !ok {
-		t.Error("TreeDeleter not forwarded")
+	if _, ok := s.(blob.Tree); !ok {
+		t.Error("Tree not forwarded")
 	}
-	r, ok := s.(blob.Renamer)
+	r, ok := s.(blob.Tree)
 	if !ok {
-		t.Fatal("Renamer not forwarded")
+		t.Fatal("Tree not forwarded")
 	}
 	if err := r.Rename(t.Context(), "x", "y"); !errors.Is(err, blob.ErrNotExist) {
 		t.Errorf("Rename of a missing key through the wrapper: %v, want the inner store's ErrNotExist", err)

@@ -23,8 +23,7 @@ type Forward struct {
 
 var (
 	_ Store          = Forward{}
-	_ Renamer        = Forward{}
-	_ TreeDeleter    = Forward{}
+	_ Tree           = Forward{}
 	_ Locker         = Forward{}
 	_ Copier         = Forward{}
 	_ BatchDeleter   = Forward{}
@@ -53,14 +52,14 @@ func (f Forward) List(ctx context.Context, prefix string) iter.Seq2[Info, error]
 func (f Forward) Traits() Traits { return TraitsOf(f.Inner) }
 
 func (f Forward) Rename(ctx context.Context, src, dst string) error {
-	if r, ok := f.Inner.(Renamer); ok {
+	if r, ok := f.Inner.(Tree); ok {
 		return r.Rename(ctx, src, dst)
 	}
 	return errors.ErrUnsupported
 }
 
 func (f Forward) DeleteTree(ctx context.Context, dir string) error {
-	if d, ok := f.Inner.(TreeDeleter); ok {
+	if d, ok := f.Inner.(Tree); ok {
 		return d.DeleteTree(ctx, dir)
 	}
 	return errors.ErrUnsupported

@@ -13,7 +13,7 @@ import (
 // prefix: key k of the returned store is key prefix+"/"+k of s. It is meant
 // for scoping one store per user or agent. prefix must be a valid key.
 //
-// The returned store forwards Renamer, TreeDeleter, TraitsReporter and
+// The returned store forwards Tree, TraitsReporter and
 // io.Closer to s
 // and is safe for concurrent use when s is.
 func Prefix(s Store, prefix string) (Store, error) {
@@ -30,9 +30,8 @@ type prefixStore struct {
 }
 
 var (
-	_ Renamer     = (*prefixStore)(nil)
-	_ TreeDeleter = (*prefixStore)(nil)
-	_ io.Closer   = (*prefixStore)(nil)
+	_ Tree      = (*prefixStore)(nil)
+	_ io.Closer = (*prefixStore)(nil)
 )
 
 // full maps a key of this store to a key of the inner store, checking it
@@ -106,7 +105,7 @@ func (p *prefixStore) List(ctx context.Context, prefix string) iter.Seq2[Info, e
 }
 
 func (p *prefixStore) Rename(ctx context.Context, src, dst string) error {
-	r, ok := p.inner.(Renamer)
+	r, ok := p.inner.(Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}
@@ -122,7 +121,7 @@ func (p *prefixStore) Rename(ctx context.Context, src, dst string) error {
 }
 
 func (p *prefixStore) DeleteTree(ctx context.Context, dir string) error {
-	d, ok := p.inner.(TreeDeleter)
+	d, ok := p.inner.(Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}
@@ -145,9 +144,8 @@ func ReadOnly(s Store) Store { return readOnlyStore{inner: s} }
 type readOnlyStore struct{ inner Store }
 
 var (
-	_ Renamer     = readOnlyStore{}
-	_ TreeDeleter = readOnlyStore{}
-	_ io.Closer   = readOnlyStore{}
+	_ Tree      = readOnlyStore{}
+	_ io.Closer = readOnlyStore{}
 )
 
 func (r readOnlyStore) Get(ctx context.Context, key string, limit int64) ([]byte, Info, error) {

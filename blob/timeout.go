@@ -54,7 +54,7 @@ func (e *TimeoutError) ModelCause() string {
 // server received before the deadline may still have been applied, as after
 // any lost answer; a server that never answers has applied nothing.
 //
-// The store forwards Renamer, TreeDeleter, TraitsReporter and io.Closer to s (returning errors.ErrUnsupported for a
+// The store forwards Tree, TraitsReporter and io.Closer to s (returning errors.ErrUnsupported for a
 // capability s lacks, so that Rename and DeleteTree fall back), and is safe
 // for concurrent use when s is. Backends apply it in their Open; Unwrap
 // returns s.
@@ -80,9 +80,8 @@ type timeoutStore struct {
 }
 
 var (
-	_ Renamer     = (*timeoutStore)(nil)
-	_ TreeDeleter = (*timeoutStore)(nil)
-	_ io.Closer   = (*timeoutStore)(nil)
+	_ Tree      = (*timeoutStore)(nil)
+	_ io.Closer = (*timeoutStore)(nil)
 )
 
 // start returns the call's context and the function that ends the call and
@@ -141,7 +140,7 @@ func (t *timeoutStore) List(ctx context.Context, prefix string) iter.Seq2[Info, 
 }
 
 func (t *timeoutStore) Rename(ctx context.Context, src, dst string) error {
-	r, ok := t.inner.(Renamer)
+	r, ok := t.inner.(Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}
@@ -150,7 +149,7 @@ func (t *timeoutStore) Rename(ctx context.Context, src, dst string) error {
 }
 
 func (t *timeoutStore) DeleteTree(ctx context.Context, dir string) error {
-	d, ok := t.inner.(TreeDeleter)
+	d, ok := t.inner.(Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}

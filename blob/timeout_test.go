@@ -56,7 +56,7 @@ func TestTimeoutError(t *testing.T) {
 	}
 }
 
-// pausedDeletes is a store without TreeDeleter whose every Delete takes
+// pausedDeletes is a store without Tree whose every Delete takes
 // pause (or until its context ends).
 type pausedDeletes struct {
 	plain

@@ -33,9 +33,9 @@ import (
 // Get, Stat, Put and Delete refuse it with blob.ErrInvalidKey and List never
 // yields it.
 //
-// The returned store forwards TreeDeleter, BatchDeleter, Locker,
+// The returned store forwards DeleteTree (of blob.Tree), BatchDeleter, Locker,
 // TraitsReporter and io.Closer to inner. It
-// deliberately does not forward Renamer or Copier: an atomic rename in inner would move
+// deliberately does not forward Rename (answering errors.ErrUnsupported) or Copier: an atomic rename in inner would move
 // ciphertext bound to the old key, which then fails its check at the new
 // key, so Rename returns errors.ErrUnsupported and blob.Rename falls back to
 // copying through this store (re-encrypting for each new key) and deleting
@@ -75,9 +75,8 @@ type storeKey struct {
 }
 
 var (
-	_ blob.Renamer     = (*store)(nil)
-	_ blob.TreeDeleter = (*store)(nil)
-	_ io.Closer        = (*store)(nil)
+	_ blob.Tree = (*store)(nil)
+	_ io.Closer = (*store)(nil)
 )
 
 // macKey returns the store's frame MAC key, loading it on first use. When
@@ -236,12 +235,12 @@ func (s *store) Rename(context.Context, string, string) error {
 	return fmt.Errorf("crypt: an atomic rename would break the path binding: %w", errors.ErrUnsupported)
 }
 
-// DeleteTree forwards to inner's TreeDeleter (deleting needs no plaintext).
+// DeleteTree forwards to inner's DeleteTree (deleting needs no plaintext).
 // It returns errors.ErrUnsupported, so that blob.DeleteTree falls back
 // through this store, when inner has none or when dir is ".cloudmem", whose
 // tree holds the integrity key object this store must keep.
 func (s *store) DeleteTree(ctx context.Context, dir string) error {
-	d, ok := s.inner.(blob.TreeDeleter)
+	d, ok := s.inner.(blob.Tree)
 	if !ok || strings.HasPrefix(keyObject, dir+"/") {
 		return errors.ErrUnsupported
 	}

@@ -171,8 +171,8 @@ func wantListed(t *testing.T, s blob.Store, prefix string, want ...string) {
 	}
 }
 
-// TestCapabilities checks what the wrapper forwards: TreeDeleter and
-// the read-only Trait, but not Renamer, whose atomic move would break the path
+// TestCapabilities checks what the wrapper forwards: DeleteTree (blob.Tree) and
+// the read-only Trait, but not Rename (blob.Tree), whose atomic move would break the path
 // binding; blob.Rename re-encrypts through the wrapper instead.
 func TestCapabilities(t *testing.T) {
 	f := newFixture(t)
@@ -184,7 +184,7 @@ func TestCapabilities(t *testing.T) {
 		t.Fatalf("Rename: %v", err)
 	}
 	if n := counter.Counts().Rename; n != 0 {
-		t.Fatalf("the inner store's Renamer was called %d times", n)
+		t.Fatalf("the inner store's Rename was called %d times", n)
 	}
 	if got := get(t, s, "e/b"); string(got) != "B" {
 		t.Fatalf("Get(e/b) = %q after the rename", got)
@@ -193,7 +193,7 @@ func TestCapabilities(t *testing.T) {
 		t.Fatalf("DeleteTree: %v", err)
 	}
 	if n := counter.Counts().DeleteTree; n != 1 {
-		t.Fatalf("the inner store's TreeDeleter was called %d times, want 1", n)
+		t.Fatalf("the inner store's DeleteTree was called %d times, want 1", n)
 	}
 	wantListed(t, s, "")
 	if blob.IsReadOnly(s) {

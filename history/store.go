@@ -83,10 +83,10 @@ type Store struct {
 }
 
 var (
-	_ blob.Store       = (*Store)(nil)
-	_ blob.TreeDeleter = (*Store)(nil)
-	_ blob.Locker      = (*Store)(nil)
-	_ io.Closer        = (*Store)(nil)
+	_ blob.Store  = (*Store)(nil)
+	_ blob.Tree   = (*Store)(nil)
+	_ blob.Locker = (*Store)(nil)
+	_ io.Closer   = (*Store)(nil)
 )
 
 // New returns a Store that records the changes made through it in inner.

@@ -96,7 +96,7 @@ func TestRedisRetriedWrite(t *testing.T) {
 		info, err = s.Put(ctx, "k", []byte("two"), blob.Cond{IfVersion: info.Version})
 		return err
 	})
-	resent("Rename", func() error { return s.(blob.Renamer).Rename(ctx, "k", "moved") })
+	resent("Rename", func() error { return s.(blob.Tree).Rename(ctx, "k", "moved") })
 	resent("Delete(IfVersion)", func() error {
 		st, err := s.Stat(ctx, "moved")
 		if err != nil {
@@ -109,7 +109,7 @@ func TestRedisRetriedWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resent("DeleteTree", func() error { return s.(blob.TreeDeleter).DeleteTree(ctx, "dir") })
+	resent("DeleteTree", func() error { return s.(blob.Tree).DeleteTree(ctx, "dir") })
 	if infos, err := blob.ListAll(ctx, s, ""); err != nil || len(infos) != 0 {
 		t.Fatalf("after the deletes: List = %v, %v; want nothing", infos, err)
 	}

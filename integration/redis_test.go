@@ -95,10 +95,10 @@ func TestRedisRenameNeverHalfDone(t *testing.T) {
 			return len(c) == 1 && (c["old"] == files || c["new"] == files)
 		}, func() error {
 			for range rounds {
-				if err := writer.(blob.Renamer).Rename(t.Context(), "old", "new"); err != nil {
+				if err := writer.(blob.Tree).Rename(t.Context(), "old", "new"); err != nil {
 					return err
 				}
-				if err := writer.(blob.Renamer).Rename(t.Context(), "new", "old"); err != nil {
+				if err := writer.(blob.Tree).Rename(t.Context(), "new", "old"); err != nil {
 					return err
 				}
 			}
@@ -116,7 +116,7 @@ func TestRedisRenameNeverHalfDone(t *testing.T) {
 			_, err := r.watchWhile(t, func(c map[string]int) bool {
 				return len(c) == 0 || (len(c) == 1 && c["doomed"] == files)
 			}, func() error {
-				return writer.(blob.TreeDeleter).DeleteTree(t.Context(), "doomed")
+				return writer.(blob.Tree).DeleteTree(t.Context(), "doomed")
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -417,7 +417,7 @@ func TestHTTPConcurrentInserts(t *testing.T) {
 }
 
 // gateStore holds every Put until open is closed, once armed, and tells
-// entered each time a Put arrives. It hides the inner store's Renamer, so
+// entered each time a Put arrives. It hides the inner store's Rename, so
 // that a rename is several storage calls.
 type gateStore struct {
 	blob.Store

@@ -29,8 +29,8 @@ const storageFailed = "Error: The memory storage failed: the storage backend ret
 
 // faultStore forwards to an inner store and fails one call with err: the
 // nth call (1-based) of the method named fail, or every call of it when nth
-// is 0. The failing call does not reach the inner store. It offers Renamer
-// and TreeDeleter only when the inner store has them (otherwise it reports
+// is 0. The failing call does not reach the inner store. It offers Rename (blob.Tree)
+// and DeleteTree (blob.Tree) only when the inner store has them (otherwise it reports
 // errors.ErrUnsupported, so the blob fallbacks run through its core
 // methods, which can fail too).
 type faultStore struct {
@@ -90,7 +90,7 @@ func (f *faultStore) List(ctx context.Context, prefix string) iter.Seq2[blob.Inf
 }
 
 func (f *faultStore) Rename(ctx context.Context, src, dst string) error {
-	r, ok := f.inner.(blob.Renamer)
+	r, ok := f.inner.(blob.Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}
@@ -101,7 +101,7 @@ func (f *faultStore) Rename(ctx context.Context, src, dst string) error {
 }
 
 func (f *faultStore) DeleteTree(ctx context.Context, dir string) error {
-	d, ok := f.inner.(blob.TreeDeleter)
+	d, ok := f.inner.(blob.Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}

@@ -108,7 +108,7 @@
 //	                                 + 1 List (nothing left); DeleteKeys
 //	                                 instead of DeleteTree when reserved keys
 //	                                 lie beneath
-//	rename within the known tree     1 Rename on a store with blob.Renamer;
+//	rename within the known tree     1 Rename on a store with blob.Tree;
 //	                                 without it, for a file Get + List + Put +
 //	                                 Delete, for a directory of n files
 //	                                 Get + List (sources) + Stat + List (the
@@ -193,7 +193,7 @@ type Options struct {
 	//     limit by as many;
 	//   - a rename across two mounts forgets the destination's count, so its
 	//     next create recounts; an interrupted copy-based rename (a store
-	//     without blob.Renamer) can leave files at both names, uncounted
+	//     without blob.Tree) can leave files at both names, uncounted
 	//     until the rename is repeated;
 	//   - handlers with the limit off keep no count: when handlers with and
 	//     without the limit share a store, the files the ones without it

@@ -77,13 +77,13 @@ func (h *Handler) listDir(ctx context.Context, key string) (infos []blob.Info, r
 }
 
 // move moves the file or directory src to dst, with the errors of
-// blob.Renamer (ErrNotExist, ErrPrecondition for an existing destination).
+// blob.Tree (ErrNotExist, ErrPrecondition for an existing destination).
 // A store's atomic Rename is used when it has one; otherwise moveByCopy.
 func (h *Handler) move(ctx context.Context, src, dst string) error {
 	if src == "" || dst == "" || dst == src || within(dst, src) { // the checks exclude these
 		return fmt.Errorf("%w: cannot move %q to %q", blob.ErrInvalidKey, src, dst)
 	}
-	if r, ok := h.store.(blob.Renamer); ok {
+	if r, ok := h.store.(blob.Tree); ok {
 		err := r.Rename(ctx, src, dst)
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return err

@@ -16,7 +16,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// hiding is a store without Renamer or TreeDeleter whose listing behaves
+// hiding is a store without blob.Tree whose listing behaves
 // like some object stores' on a name that is both an object and a prefix:
 // it omits every key that lies under another key that exists as an object
 // ("t/a/b" while "t/a" exists). The keys appear once that object is gone.
@@ -230,7 +230,7 @@ func TestRenameOntoDifferentDirectoryRefused(t *testing.T) {
 	}
 }
 
-// capable is a store without Renamer or TreeDeleter that copies on the
+// capable is a store without blob.Tree that copies on the
 // "server" (blob.Copier: the version checked, the destination created only
 // when absent) and deletes sources in one batch (blob.BatchDeleter), the
 // shape of S3 and GCS. Before the batch it runs edit, standing for another

@@ -66,7 +66,7 @@ func TestReadLimit(t *testing.T) {
 	}
 }
 
-// limitRecorder is a store without Renamer (so that rename copies key by
+// limitRecorder is a store without an atomic Rename (so that rename copies key by
 // key) that records the largest Get limit asked for.
 type limitRecorder struct {
 	blob.Store

@@ -80,7 +80,7 @@ func TestStorageCalls(t *testing.T) {
 		input  string
 		text   string      // the whole expected Result.Text
 		calls  blob.Counts // on both stores, unless mem and plain are set
-		mem    blob.Counts // over mem.New (Renamer, TreeDeleter)
+		mem    blob.Counts // over mem.New (blob.Tree)
 		plain  blob.Counts // over a store without capabilities
 		prefix []string    // if set, the List prefixes, in order (mem)
 	}
@@ -309,11 +309,11 @@ func (l *listRecorder) prefixes() []string {
 type recordingMem struct{ *listRecorder }
 
 func (r recordingMem) Rename(ctx context.Context, src, dst string) error {
-	return r.Store.(blob.Renamer).Rename(ctx, src, dst)
+	return r.Store.(blob.Tree).Rename(ctx, src, dst)
 }
 
 func (r recordingMem) DeleteTree(ctx context.Context, dir string) error {
-	return r.Store.(blob.TreeDeleter).DeleteTree(ctx, dir)
+	return r.Store.(blob.Tree).DeleteTree(ctx, dir)
 }
 
 // create without the file limit lists only the first path segment, and must

@@ -114,7 +114,7 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 }
 
 // rename moves a file or a directory through blob.Rename, which is atomic on
-// stores with blob.Renamer and otherwise copies before it deletes, so that
+// stores with blob.Tree and otherwise copies before it deletes, so that
 // every file is always at its old path, its new path or both.
 //
 // docs/spec.md orders the checks: root, old path missing, destination exists,

@@ -18,7 +18,7 @@ import (
 // mount point itself, which the table answers, and none on the other
 // mounts; the root view makes one List on each mount; a rename across
 // mounts makes, split between the two, the calls of a rename on a store
-// alone without blob.Renamer, less the same; and a command refused by a
+// alone without blob.Tree, less the same; and a command refused by a
 // mount rule makes none.
 func TestCallTable(t *testing.T) {
 	// Each store kind once: mem (atomic Rename and DeleteTree), and one with
@@ -122,11 +122,11 @@ func add(x, y blob.Counts) blob.Counts {
 		Copy: x.Copy + y.Copy, DeleteBatch: x.DeleteBatch + y.DeleteBatch}
 }
 
-// withoutRename hides s's Renamer, and with it every capability of mem
-// (which has no others that a rename uses); a store without a Renamer
+// withoutRename hides s's atomic Rename, and with it every capability of mem
+// (which has no others that a rename uses); a store without an atomic Rename
 // keeps its capabilities.
 func withoutRename(s blob.Store) blob.Store {
-	if _, ok := s.(blob.Renamer); ok {
+	if _, ok := s.(blob.Tree); ok {
 		return coreOnly{s}
 	}
 	return s

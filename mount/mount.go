@@ -28,8 +28,8 @@
 // The table implements blob.Traits.Mounts, which the memory handler consults to
 // list the mount points at the root, to count files per mount, and to
 // refuse writes per mount (see the "Mounts" section of docs/spec.md). It
-// forwards blob.Renamer and blob.Copier within one mount to that mount's
-// store, blob.TreeDeleter likewise, and blob.BatchDeleter to each mount
+// forwards blob.Tree and blob.Copier within one mount to that mount's
+// store, blob.Tree likewise, and blob.BatchDeleter to each mount
 // the keys lie in (so a directory delete
 // or move inside a mount on S3 stays a few batch requests); a rename across
 // two mounts answers
@@ -145,8 +145,8 @@ func CheckName(name string) error {
 // invalid (CheckName) or repeated, or a store is nil. A mount with ReadOnly
 // set is wrapped with blob.ReadOnly, so that no write reaches it.
 //
-// The returned store implements blob.Traits.Mounts, blob.Renamer,
-// blob.TreeDeleter, blob.BatchDeleter, blob.Copier,
+// The returned store implements blob.Traits.Mounts, blob.Tree,
+// blob.Tree, blob.BatchDeleter, blob.Copier,
 // blob.TraitsReporter and io.Closer, and is safe for
 // concurrent use when every mounted store is. The table itself is fixed:
 // mounts are neither added nor removed after New.

@@ -220,7 +220,7 @@ func TestOutsideMountsAndMountPoints(t *testing.T) {
 	}
 }
 
-// Renamer and TreeDeleter reach the mount's own store within one mount; a
+// blob.Tree reach the mount's own store within one mount; a
 // rename across two mounts copies and deletes through the table; and a
 // read-only side refuses before any call.
 func TestCapabilities(t *testing.T) {

@@ -32,9 +32,8 @@ type mounted struct {
 
 var (
 	_ blob.TraitsReporter = (*table)(nil)
-	_ blob.Renamer        = (*table)(nil)
+	_ blob.Tree           = (*table)(nil)
 	_ blob.Locker         = (*table)(nil)
-	_ blob.TreeDeleter    = (*table)(nil)
 	_ blob.BatchDeleter   = (*table)(nil)
 	_ blob.Copier         = (*table)(nil)
 	_ io.Closer           = (*table)(nil)
@@ -146,7 +145,7 @@ func (t *table) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 }
 
 // Rename forwards to the mount's store when src and dst lie in one mount
-// (errors.ErrUnsupported when that store has no Renamer). Across two mounts
+// (errors.ErrUnsupported when that store has no atomic Rename). Across two mounts
 // it answers errors.ErrUnsupported, so that blob.Rename copies and then
 // deletes, unless either mount is read-only: then it fails with
 // blob.ErrReadOnly and nothing is written.
@@ -165,7 +164,7 @@ func (t *table) Rename(ctx context.Context, src, dst string) error {
 	case from != to:
 		return fmt.Errorf("mount: rename across mounts %q and %q: %w", from.name, to.name, errors.ErrUnsupported)
 	}
-	r, ok := from.store.(blob.Renamer)
+	r, ok := from.store.(blob.Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}
@@ -173,7 +172,7 @@ func (t *table) Rename(ctx context.Context, src, dst string) error {
 }
 
 // DeleteTree forwards to the mount's store (errors.ErrUnsupported when that
-// store has no TreeDeleter). A mount point itself cannot be deleted
+// store has no DeleteTree (blob.Tree)). A mount point itself cannot be deleted
 // (ErrMountPoint).
 func (t *table) DeleteTree(ctx context.Context, dir string) error {
 	m, k, err := t.route(dir)
@@ -183,7 +182,7 @@ func (t *table) DeleteTree(ctx context.Context, dir string) error {
 	if m.readOnly {
 		return fmt.Errorf("mount: delete tree %q: %w", dir, blob.ErrReadOnly)
 	}
-	d, ok := m.store.(blob.TreeDeleter)
+	d, ok := m.store.(blob.Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}

@@ -44,8 +44,7 @@
 //
 // Why an Observer rather than a blob.Store wrapper that notes Put, Delete
 // and Rename: a wrapper must forward every capability of the store it wraps
-// (Renamer, TreeDeleter, Locker, Copier, BatchDeleter, KeyBudgeter, Mounter,
-// ListHider, ...), and one it forgets silently changes the Handler's
+// (Tree, Locker, Copier, BatchDeleter, the Traits), and one it forgets silently changes the Handler's
 // behaviour; the Observer changes nothing beneath the Handler, sees the
 // memory paths (not the keys of a prefixed or mounted store), and costs
 // one Get per changed path on the next query. Writes that do not go

@@ -15,7 +15,7 @@ import (
 
 // Store returns a blob.Store that forwards every call to s and records a
 // span (a child of the span in the call's context) and metrics for each.
-// It forwards blob.Renamer, blob.TreeDeleter, blob.BatchDeleter,
+// It forwards blob.Tree, blob.Tree, blob.BatchDeleter,
 // blob.Copier, blob.TraitsReporter, blob.Locker (a lock is no storage
 // call: it gets no span) and io.Closer to s. A Rename, DeleteTree,
 // DeleteBatch or Copy that s lacks returns errors.ErrUnsupported without a
@@ -36,8 +36,7 @@ type store struct {
 }
 
 var (
-	_ blob.Renamer      = (*store)(nil)
-	_ blob.TreeDeleter  = (*store)(nil)
+	_ blob.Tree         = (*store)(nil)
 	_ blob.Locker       = (*store)(nil)
 	_ blob.BatchDeleter = (*store)(nil)
 	_ blob.Copier       = (*store)(nil)
@@ -173,7 +172,7 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 }
 
 func (s *store) Rename(ctx context.Context, src, dst string) error {
-	r, ok := s.inner.(blob.Renamer)
+	r, ok := s.inner.(blob.Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}
@@ -191,7 +190,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 }
 
 func (s *store) DeleteTree(ctx context.Context, dir string) error {
-	d, ok := s.inner.(blob.TreeDeleter)
+	d, ok := s.inner.(blob.Tree)
 	if !ok {
 		return errors.ErrUnsupported
 	}

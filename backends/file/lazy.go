@@ -33,8 +33,7 @@ type lazyStore struct {
 }
 
 var (
-	_ blob.Renamer        = (*lazyStore)(nil)
-	_ blob.TreeDeleter    = (*lazyStore)(nil)
+	_ blob.Tree           = (*lazyStore)(nil)
 	_ blob.Locker         = (*lazyStore)(nil)
 	_ blob.TraitsReporter = (*lazyStore)(nil)
 )

@@ -52,7 +52,7 @@ func TestCreateOnWriteTraits(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"Renamer", is[blob.Renamer](s)}, {"TreeDeleter", is[blob.TreeDeleter](s)}, {"Locker", is[blob.Locker](s)},
+		{"Tree", is[blob.Tree](s)}, {"Locker", is[blob.Locker](s)},
 	} {
 		if !capability.ok {
 			t.Errorf("the store of a missing directory is no blob.%s", capability.name)

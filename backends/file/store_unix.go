@@ -25,8 +25,7 @@ type store struct {
 }
 
 var (
-	_ blob.Renamer     = (*store)(nil)
-	_ blob.TreeDeleter = (*store)(nil)
+	_ blob.Tree = (*store)(nil)
 )
 
 func open(root string, opts *Options) (blob.Store, error) {

@@ -143,7 +143,7 @@ func holdsObject(parentfd int, name string) (bool, error) {
 	return false, err
 }
 
-// Rename implements blob.Renamer with one rename(2) under the lock. Moved
+// Rename implements blob.Tree with one rename(2) under the lock. Moved
 // objects get new versions: their mtimes are moved forward, still under the
 // lock, right after the rename.
 func (s *store) Rename(ctx context.Context, src, dst string) error {
@@ -278,7 +278,7 @@ func removeEmptyTree(dirfd int, name string) error {
 	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 }
 
-// DeleteTree implements blob.TreeDeleter: under the lock it renames the
+// DeleteTree implements blob.Tree: under the lock it renames the
 // directory aside in one step, so readers see all of the tree or none of it,
 // then removes it outside the lock. If that removal fails, the next Open of
 // the directory finishes it; the tree is gone from the store either way.

@@ -58,8 +58,7 @@ type store struct {
 }
 
 var (
-	_ blob.Renamer     = (*store)(nil)
-	_ blob.TreeDeleter = (*store)(nil)
+	_ blob.Tree = (*store)(nil)
 )
 
 func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
@@ -193,7 +192,7 @@ func (s *store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 	})
 }
 
-// Rename implements blob.Renamer atomically.
+// Rename implements blob.Tree atomically.
 func (s *store) Rename(ctx context.Context, src, dst string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -229,7 +228,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	return nil
 }
 
-// DeleteTree implements blob.TreeDeleter atomically.
+// DeleteTree implements blob.Tree atomically.
 func (s *store) DeleteTree(ctx context.Context, dir string) error {
 	if err := blob.CheckCall(ctx, dir); err != nil {
 		return err

@@ -112,9 +112,8 @@ type store struct {
 }
 
 var (
-	_ blob.Renamer     = (*store)(nil)
-	_ blob.TreeDeleter = (*store)(nil)
-	_ io.Closer        = (*store)(nil)
+	_ blob.Tree = (*store)(nil)
+	_ io.Closer = (*store)(nil)
 )
 
 // Close closes the Redis client if the store created it (opened from a URL);
@@ -299,7 +298,7 @@ func (s *store) listPage(ctx context.Context, prefix, lo, hi string) (infos []bl
 	return infos, last, n == listPageSize, nil
 }
 
-// Rename implements blob.Renamer: one script moves the object or the whole
+// Rename implements blob.Tree: one script moves the object or the whole
 // tree, so a concurrent reader sees all of it at src or all of it at dst.
 func (s *store) Rename(ctx context.Context, src, dst string) error {
 	if err := ctx.Err(); err != nil {
@@ -331,7 +330,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	return nil
 }
 
-// DeleteTree implements blob.TreeDeleter: one script deletes the whole tree.
+// DeleteTree implements blob.Tree: one script deletes the whole tree.
 func (s *store) DeleteTree(ctx context.Context, dir string) error {
 	if err := blob.CheckCall(ctx, dir); err != nil {
 		return err

@@ -85,7 +85,7 @@ func Open(ctx context.Context, bucket, prefix string, opts *Options) (blob.Store
 	return blob.WithTimeout(st, opts.Timeout), nil
 }
 
-// store implements blob.Store and blob.TreeDeleter.
+// store implements blob.Store and blob.Tree.
 type store struct {
 	client *awss3.Client
 	bucket string

@@ -7,7 +7,7 @@ import (
 )
 
 // treeTests cover blob.Rename and blob.DeleteTree through the package
-// functions, so a store's Renamer and TreeDeleter are checked when it has
+// functions, so a store's blob.Tree are checked when it has
 // them and the portable fallbacks are checked when it does not.
 var treeTests = []test{
 	{"RenameFile", testRenameFile},

@@ -88,7 +88,7 @@ func RunConcurrencyWith(t *testing.T, newStore func(t *testing.T) blob.Store, op
 // yielding lets other goroutines run before each call it forwards, which
 // widens the window between a create's checks and its write, where a store
 // whose IfAbsent is not exact lets two writers in. (create needs neither
-// Renamer nor TreeDeleter, which it hides; it forwards blob.Traits.HidesUnderObjects.)
+// blob.Tree, which it hides; it forwards blob.Traits.HidesUnderObjects.)
 type yielding struct{ blob.Store }
 
 func (y yielding) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {

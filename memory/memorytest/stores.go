@@ -29,7 +29,7 @@ const (
 
 // failing returns a Wrap that makes the store fail the given methods with
 // secretCause and serve the others. The store it returns has neither
-// Renamer nor TreeDeleter, so moves and tree deletes go through the core
+// blob.Tree, so moves and tree deletes go through the core
 // methods and meet the failures too.
 func failing(ops op) func(blob.Store) blob.Store {
 	return func(s blob.Store) blob.Store { return failStore{inner: s, fail: ops} }

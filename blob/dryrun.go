@@ -237,6 +237,15 @@ func (d *dryRun) List(ctx context.Context, prefix string) iter.Seq2[Info, error]
 	}
 }
 
+var _ Tree = (*dryRun)(nil)
+
+// DeleteTree answers errors.ErrUnsupported: a tree delete in a dry run is
+// made of the listing and deletes above, so that it reads and refuses as
+// the real one does.
+func (d *dryRun) DeleteTree(ctx context.Context, dir string) error {
+	return fmt.Errorf("blob: dry run: %w", errors.ErrUnsupported)
+}
+
 // Rename checks a move as s's Tree would (src exists as a key or a
 // directory, dst exists as neither) and makes it in the dry run's own
 // entries, reading no content; errors.ErrUnsupported when s has no

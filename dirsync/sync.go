@@ -320,15 +320,6 @@ func (p *pass) fail(key string, err error) {
 	p.rep.Failed = append(p.rep.Failed, Problem{key, shortCause(err)})
 }
 
-// refusal is the memory tool's own text for a write the store's rules
-// refused (err is a *memory.Error).
-func refusal(err error) string {
-	if me, ok := errors.AsType[*memory.Error](err); ok {
-		return me.Msg
-	}
-	return err.Error()
-}
-
 // shortCause is the reason a person reads for a failure.
 func shortCause(err error) string {
 	var c memory.Causer
@@ -729,12 +720,10 @@ func (p *pass) upload(ctx context.Context, it *item) error {
 		ifVersion = it.rem.version
 	}
 	version, err := p.gate.Write(ctx, memory.PathOf(it.key), it.loc.data, ifVersion)
+	refusal, refused := memory.Refusal(err)
 	switch {
-	case errors.Is(err, memory.ErrFull), errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrSecret),
-		errors.Is(err, memory.ErrNotDir):
-		// The store's rules refuse this file (its size, a full store, a
-		// secret, a file where the path needs a directory).
-		p.skip(it.key, "not uploaded: "+refusal(err))
+	case refused: // the store's rules refuse this file
+		p.skip(it.key, "not uploaded: "+refusal)
 		return errSkipped
 	case errors.Is(err, memory.ErrExists) && p.remoteDir(ctx, it.key):
 		p.skip(it.key, "not uploaded: the store has a directory of this name")

@@ -191,23 +191,21 @@ func (s *Server) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) err
 }
 
 // notifyChanged sends notifications/resources/updated for every subscribed
-// resource that a successful command with args changed: the file a path
+// resource that a command changed (memory.Result.Changed): the file a path
 // names, or every file beneath a directory it names.
-func (s *Server) notifyChanged(ctx context.Context, args []byte) {
+func (s *Server) notifyChanged(ctx context.Context, changed []string) {
+	if len(changed) == 0 {
+		return
+	}
 	s.subs.mu.Lock()
 	if len(s.subs.uris) == 0 {
 		s.subs.mu.Unlock()
 		return
 	}
 	var hit []string
-	for _, sent := range changedPaths(args) {
-		key, err := memory.Resolve(sent)
-		if err != nil {
-			continue
-		}
-		changed := memory.PathOf(key)
+	for _, path := range changed {
 		for uri, p := range s.subs.uris {
-			if p == changed || strings.HasPrefix(p, changed+"/") {
+			if p == path || strings.HasPrefix(p, path+"/") {
 				hit = append(hit, uri)
 			}
 		}

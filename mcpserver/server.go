@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -197,11 +196,8 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if s.actor != "" {
 		ctx = blob.WithActor(ctx, s.actor)
 	}
-	args := []byte(req.Params.Arguments)
-	res := s.h.Execute(ctx, args)
-	if !res.IsError {
-		s.notifyChanged(ctx, args)
-	}
+	res := s.h.Execute(ctx, []byte(req.Params.Arguments))
+	s.notifyChanged(ctx, res.Changed())
 	return toolResult(res), nil
 }
 
@@ -238,27 +234,6 @@ func contentLen(r *mcp.CallToolResult) int {
 		return 0
 	}
 	return len(r.Content)
-}
-
-// changedPaths returns the paths a successful writing command changed, as
-// sent: none for view or input that does not decode.
-func changedPaths(args []byte) []string {
-	var fields map[string]json.RawMessage // the last of duplicate keys wins, as in the handler
-	if json.Unmarshal(args, &fields) != nil {
-		return nil
-	}
-	str := func(name string) string {
-		var v string
-		_ = json.Unmarshal(fields[name], &v) // the command succeeded, so its fields are strings
-		return v
-	}
-	switch str("command") {
-	case "create", "str_replace", "insert", "delete":
-		return []string{str("path")}
-	case "rename":
-		return []string{str("old_path"), str("new_path")}
-	}
-	return nil
 }
 
 // sdkLogger is l for the SDK, which logs every session and notification at

@@ -126,6 +126,25 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Kind}
 }
 
+// Refusal reports whether err is the write gate refusing one file by the
+// tree's rules, and returns the memory tool's text for it (Error.Msg): the
+// file is over a size limit (ErrTooLarge), the store is full (ErrFull),
+// the content holds a secret the write policy rejects (ErrSecret), or an
+// ancestor of the path is a file (ErrNotDir). A writer of many files (copy,
+// import, sync) skips such a file with that text and writes the others;
+// any other error is the writer's to handle.
+func Refusal(err error) (text string, ok bool) {
+	me, isMemory := errors.AsType[*Error](err)
+	if !isMemory {
+		return "", false
+	}
+	switch me.Kind {
+	case ErrTooLarge, ErrFull, ErrSecret, ErrNotDir:
+		return me.Msg, true
+	}
+	return "", false
+}
+
 // errorResult is the Result of a failed command; msg lacks "Error: ".
 func errorResult(kind error, msg string) Result {
 	return Result{Text: "Error: " + msg, IsError: true, Err: &Error{Kind: kind, Msg: msg}}

@@ -257,7 +257,23 @@ type Result struct {
 	// "Error: " prefix.
 	Err error
 
-	version string // a file written by Write: its new store version
+	version string    // a file written by Write: its new store version
+	changed [2]string // what Changed returns; an array, so that Results compare with ==
+}
+
+// Changed returns the paths a successful writing command changed, in their
+// normalised form (/memories/notes/a.md): its path, or for rename the old
+// path and the new one. A path may name a directory (delete and rename of
+// a directory change every file beneath it). It returns nil for view, for
+// a failed command and for a Result the Handler did not make.
+func (r Result) Changed() []string {
+	var out []string
+	for _, p := range r.changed {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Handler executes memory commands against one store. It is safe for
@@ -357,6 +373,31 @@ func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 	if res, ok := h.checkMounts(c); !ok { // mount.go
 		return res
 	}
+	res = h.dispatch(ctx, c)
+	if !res.IsError && c.name != "view" {
+		res.changed = changedBy(c)
+	}
+	return res
+}
+
+// changedBy returns the normalised paths a successful writing command c
+// changed, for Result.Changed.
+func changedBy(c *command) [2]string {
+	norm := func(path string) string {
+		key, err := Resolve(path) // it resolved when the command ran
+		if err != nil {
+			return ""
+		}
+		return pathOf(key)
+	}
+	if c.name == "rename" {
+		return [2]string{norm(c.oldPath), norm(c.newPath)}
+	}
+	return [2]string{norm(c.path)}
+}
+
+// dispatch runs c's command.
+func (h *Handler) dispatch(ctx context.Context, c *command) Result {
 	switch c.name {
 	case "view":
 		return h.view(ctx, c)

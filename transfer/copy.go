@@ -180,16 +180,17 @@ func (cp *copier) copyFile(ctx context.Context, key string) error {
 		}
 		_, err = cp.gate.Write(ctx, memory.PathOf(key), data, ifVersion)
 		exists = errors.Is(err, memory.ErrExists)
+		refusal, refused := memory.Refusal(err)
 		switch {
 		case err == nil:
 			cp.done(func(s *CopyStats) { s.Copied++ })
 			return nil
 		case exists, errors.Is(err, memory.ErrConflict): // another writer: read again
 		case errors.Is(err, memory.ErrNotDir):
-			cp.problem(Problem{Key: key, Reason: "the destination has a file at an ancestor: " + memoryText(err), Kind: ErrClash})
+			cp.problem(Problem{Key: key, Reason: "the destination has a file at an ancestor: " + refusal, Kind: ErrClash})
 			return nil
-		case refusedByRules(err):
-			cp.problem(Problem{Key: key, Reason: memoryText(err), Kind: ErrRefused})
+		case refused:
+			cp.problem(Problem{Key: key, Reason: refusal, Kind: ErrRefused})
 			return nil
 		default:
 			return storeError(Destination, fmt.Errorf("writing %s: %w", key, err))

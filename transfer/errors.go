@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
-	"github.com/cloudmem/cloudmem/memory"
 )
 
 var (
@@ -49,13 +48,6 @@ var (
 	ErrRefused = errors.New("transfer: refused by the destination's rules")
 )
 
-// refusedByRules reports whether err is the write gate refusing one file
-// for its own sake (its size, a full store, a secret), which leaves the
-// other files to write.
-func refusedByRules(err error) bool {
-	return errors.Is(err, memory.ErrTooLarge) || errors.Is(err, memory.ErrFull) || errors.Is(err, memory.ErrSecret)
-}
-
 // Side names one of the two stores of Copy or Verify.
 type Side int
 
@@ -92,15 +84,6 @@ func storeError(side Side, err error) error {
 		return err
 	}
 	return &StoreError{Side: side, Err: err}
-}
-
-// memoryText is the text of a memory.Error (the memory tool's own wording,
-// without "Error: "), or err's text for any other error.
-func memoryText(err error) string {
-	if me, ok := errors.AsType[*memory.Error](err); ok {
-		return me.Msg
-	}
-	return err.Error()
 }
 
 // tooLarge is the Problem of an object over its store's read limit; err

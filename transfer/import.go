@@ -210,33 +210,34 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 		return ImportStats{}, err
 	}
 	var (
-		written atomic.Int64
-		mu      sync.Mutex
-		refused []Problem
+		written  atomic.Int64
+		mu       sync.Mutex
+		rejected []Problem // refused by the destination's rules
 	)
 	err = forEach(ctx, jobs(opts.Jobs), plan.writes, func(ctx context.Context, w importWrite) error {
 		_, err := gate.Write(ctx, memory.PathOf(w.key), w.data, w.ifVersion)
+		refusal, refused := memory.Refusal(err)
 		switch {
 		case err == nil:
 			written.Add(1)
 			return nil
-		case refusedByRules(err):
+		case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrExists), errors.Is(err, memory.ErrNotDir):
+			return fmt.Errorf("%s changed in the store while importing: %w (%w)", w.key, blob.ErrPrecondition, err)
+		case refused:
 			mu.Lock()
 			defer mu.Unlock()
-			refused = append(refused, Problem{Key: w.key, Reason: memoryText(err), Kind: ErrRefused})
+			rejected = append(rejected, Problem{Key: w.key, Reason: refusal, Kind: ErrRefused})
 			if w.ifVersion == "" {
 				plan.stats.New--
 			} else {
 				plan.stats.Replaced--
 			}
 			return nil
-		case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrExists), errors.Is(err, memory.ErrNotDir):
-			return fmt.Errorf("%s changed in the store while importing: %w (%w)", w.key, blob.ErrPrecondition, err)
 		}
 		return fmt.Errorf("writing %s: %w", w.key, err)
 	})
 	plan.stats.Written = int(written.Load())
-	skipped = append(skipped, refused...) // said with the skipped files, once the rest is imported
+	skipped = append(skipped, rejected...) // said with the skipped files, once the rest is imported
 	return plan.stats, err
 }
 

@@ -35,7 +35,12 @@ var encryptParams = []string{paramEncrypt, paramIdentityFile, paramRecipients, p
 // URLs with encrypt=age; storeurl itself imports only blob, and no backend
 // links age.
 func init() {
-	storeurl.RegisterWrapper(wrapperName, storeurl.Wrapper{Order: storeurl.OrderEncrypt, Params: encryptParams, Wrap: encrypt})
+	storeurl.RegisterWrapper(wrapperName, storeurl.Wrapper{Order: storeurl.OrderEncrypt, Params: encryptParams,
+		Check: func(params url.Values) error {
+			_, err := encryptConfig(params, os.Getenv)
+			return err
+		},
+		Wrap: encrypt})
 }
 
 // encrypt is the storeurl hook: storeurl.Open calls it, when the URL holds any of

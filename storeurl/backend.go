@@ -95,7 +95,7 @@ type Location struct {
 
 // Parse checks u as Open checks a URL of b's scheme, without opening
 // anything, and returns what Open would hand b.Open. The wrappers'
-// parameters are checked (those with a Check) and left out, as Open leaves
+// parameters are checked and left out, as Open leaves
 // them out; its errors are Open's. A backend's tests use it to check its URL
 // syntax without a server.
 func (b Backend) Parse(u *url.URL) (*Location, error) {
@@ -148,10 +148,8 @@ func (b Backend) locate(u *url.URL, ws []namedWrapper) (*Location, []layer, erro
 		if len(params) == 0 {
 			continue
 		}
-		if w.Check != nil {
-			if err := w.Check(params); err != nil {
-				return nil, nil, err
-			}
+		if err := w.Check(params); err != nil {
+			return nil, nil, err
 		}
 		if w.Order == OrderPrefix {
 			param = params.Get(paramPrefix)

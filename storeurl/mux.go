@@ -87,11 +87,11 @@ func (m *Mux) lookup(scheme string) (Backend, error) {
 
 // RegisterWrapper makes a wrapper available under name. It panics if name
 // is already registered, if another wrapper has w.Order or one of w.Params,
-// if a parameter is "timeout" (storeurl's own), or if w.Wrap is nil or
-// w.Params empty.
+// if a parameter is "timeout" (storeurl's own), or if w.Check or w.Wrap is
+// nil or w.Params empty.
 func (m *Mux) RegisterWrapper(name string, w Wrapper) {
-	if w.Wrap == nil || len(w.Params) == 0 || name == "" {
-		panic(fmt.Sprintf("storeurl: RegisterWrapper %q: needs a name, Params and Wrap", name))
+	if w.Check == nil || w.Wrap == nil || len(w.Params) == 0 || name == "" {
+		panic(fmt.Sprintf("storeurl: RegisterWrapper %q: needs a name, Params, Check and Wrap", name))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -148,16 +148,30 @@ func (m *Mux) OpenReadOnly(ctx context.Context, rawURL string) (blob.Store, erro
 	return m.open(ctx, rawURL, true)
 }
 
-func (m *Mux) open(ctx context.Context, rawURL string, readOnly bool) (blob.Store, error) {
+// Check checks rawURL as the package function Check does, with m's
+// backends and wrappers.
+func (m *Mux) Check(rawURL string) error {
+	_, _, _, err := m.locate(rawURL)
+	return err
+}
+
+// locate parses and checks rawURL: everything Open does before it calls
+// the backend.
+func (m *Mux) locate(rawURL string) (Backend, *Location, []layer, error) {
 	u, err := parse(rawURL)
 	if err != nil {
-		return nil, err
+		return Backend{}, nil, nil, err
 	}
 	b, err := m.lookup(u.Scheme)
 	if err != nil {
-		return nil, err
+		return Backend{}, nil, nil, err
 	}
 	loc, layers, err := b.locate(u, m.registeredWrappers())
+	return b, loc, layers, err
+}
+
+func (m *Mux) open(ctx context.Context, rawURL string, readOnly bool) (blob.Store, error) {
+	b, loc, layers, err := m.locate(rawURL)
 	if err != nil {
 		return nil, err
 	}

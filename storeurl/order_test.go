@@ -27,6 +27,7 @@ func TestWrapperOrder(t *testing.T) {
 	m.RegisterWrapper("mark", storeurl.Wrapper{
 		Order:  storeurl.OrderHistory + 50,
 		Params: []string{"mark"},
+		Check:  func(url.Values) error { return nil },
 		Wrap: func(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
 			marks <- seen{blob.IsReadOnly(s), blob.KeyBytes(s), params.Get("mark")}
 			return s, nil

@@ -18,7 +18,7 @@
 // # Registries
 //
 // The schemes and wrappers live in a Mux. The package functions (Register,
-// RegisterWrapper, Open, OpenReadOnly, Schemes, Wrappers, Without) use
+// RegisterWrapper, Open, OpenReadOnly, Check, Schemes, Wrappers, Without) use
 // DefaultMux, which the packages' init functions fill; a test builds its
 // own registry with NewMux or DefaultMux.Clone, so that what it registers
 // shows in no other test.
@@ -80,9 +80,9 @@
 // ciphertext is read back as content. The guard costs one Stat, on the
 // store's first call.
 //
-// A wrapper's Check runs before the backend is opened, so a malformed
-// parameter costs no connection; if a Wrap fails, the store opened so far
-// is closed.
+// Every wrapper's Check runs before the backend is opened (and Check runs
+// them alone), so a malformed parameter costs no connection; if a Wrap
+// fails, the store opened so far is closed.
 //
 // # Backends
 //
@@ -129,12 +129,11 @@ func Schemes() []string { return DefaultMux.Schemes() }
 // Open opens the store that rawURL names (see the package documentation),
 // wrapped as its shared parameters say.
 //
-// Errors in the URL's form, its scheme, timeout, the parameters of the
-// wrappers with a Check (prefix, readonly) and the backend's parameters
-// (unknown or repeated ones; for a bucket URL its host and prefix) are
-// reported before the backend is called; errors from the backend's Open and
-// from a wrapper's Wrap (encryption checks its parameters there) are
-// returned unchanged. No error contains the URL's password. If a wrapper
+// Errors in the URL's form, its scheme, timeout, every wrapper's parameters
+// and the backend's parameters (unknown or repeated ones; for a bucket URL
+// its host and prefix) are reported before the backend is called, as Check
+// reports them; errors from the backend's Open and from a wrapper's Wrap
+// are returned unchanged. No error contains the URL's password. If a wrapper
 // fails after the backend opened its store, that store is closed when it
 // implements io.Closer.
 func Open(ctx context.Context, rawURL string) (blob.Store, error) {
@@ -149,6 +148,20 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 func OpenReadOnly(ctx context.Context, rawURL string) (blob.Store, error) {
 	return DefaultMux.open(ctx, rawURL, true)
 }
+
+// Check reports what is wrong with rawURL without opening anything: it
+// makes every check Open makes before it calls the backend (the URL's form,
+// its scheme, timeout=, every wrapper's parameters and the backend's own),
+// and returns Open's error for the first that fails. It sends no request and
+// creates nothing; it reads the local files a parameter names (an age
+// identity file, a policy file). A nil error does not say the store answers
+// (credentials, a bucket that exists, a server that is up): Open tells.
+func Check(rawURL string) error { return DefaultMux.Check(rawURL) }
+
+// IsPath reports whether raw is a bare path rather than a URL: it does not
+// start with "scheme:". Open takes a bare path literally, as a directory of
+// the file store, '?' and '#' included.
+func IsPath(raw string) bool { return raw != "" && !hasScheme(raw) }
 
 // Scheme returns the scheme of the backend rawURL names, in lower case, as
 // Open reads it: "file" for a bare path. It checks and opens nothing, and

@@ -298,11 +298,18 @@ func TestReservedPrefix(t *testing.T) {
 }
 
 // TestCloseOnFailure checks that a store opened by the backend is closed
-// when a later wrapper (here encryption, with a value it must refuse) fails.
+// when a later wrapper fails (one whose parameters pass Check, as a
+// wrapper that reads the store itself, encryption's key object, may).
 func TestCloseOnFailure(t *testing.T) {
-	_, err := storeurl.Open(context.Background(), "capture://?encrypt=no-such-cipher")
-	if err == nil {
-		t.Fatal("Open with encrypt=no-such-cipher succeeded")
+	m := storeurl.DefaultMux.Clone()
+	m.RegisterWrapper("failing", storeurl.Wrapper{Order: storeurl.OrderHistory, Params: []string{"failing"},
+		Check: func(url.Values) error { return nil },
+		Wrap: func(context.Context, blob.Store, url.Values) (blob.Store, error) {
+			return nil, errors.New("failing: the store said no")
+		}})
+	_, err := m.Open(context.Background(), "capture://?failing=1")
+	if errString(err) != "failing: the store said no" {
+		t.Fatalf("Open with a failing wrapper = %v, want its error", err)
 	}
 	if _, s := captured.last(); !s.closed {
 		t.Errorf("Open failed with %q but left the backend's store open", err)
@@ -341,6 +348,7 @@ func TestRegisterPanics(t *testing.T) {
 // the parameters against Backend.Params. A query that does not parse fails
 // before (TestOpenErrors: "storeurl: malformed query").
 func TestBackendParams(t *testing.T) {
+	t.Setenv("CLOUDMEM_AGE_IDENTITY", "")
 	every := "every scheme accepts: age_identity_file, age_key_fingerprint, age_recipients, encrypt, max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit"
 	for _, tc := range []struct {
 		raw     string
@@ -349,7 +357,8 @@ func TestBackendParams(t *testing.T) {
 	}{
 		{"x://h", nil, ""},
 		{"x://h?region=a&endpoint=b", []string{"region", "endpoint"}, ""},
-		{"x://h?prefix=p&readonly=1&encrypt=age", nil, ""},
+		{"x://h?prefix=p&readonly=1", nil, ""},
+		{"x://h?prefix=p&encrypt=age", nil, "crypt: encrypt=age needs an identity: age_identity_file=PATH, or the identity file's content in $CLOUDMEM_AGE_IDENTITY"},
 		{"x://h?b=1&a=2", nil, `storeurl: x: unknown URL parameters "a", "b" (` + every + ")"},
 		{"x://h?region=a&zone=b", []string{"region", "endpoint"}, `storeurl: x: unknown URL parameter "zone" (x accepts: endpoint, region; ` + every + ")"},
 		{"x://h?%22=1", nil, `storeurl: x: unknown URL parameter "\"" (` + every + ")"},

@@ -48,9 +48,12 @@ type Wrapper struct {
 	// once in a URL, and Open removes them before the backend sees it.
 	Params []string
 
-	// Check, when not nil, validates the wrapper's parameters before the
-	// backend is opened; it may clean them in place. params holds only
-	// those of Params that the URL gives.
+	// Check validates the wrapper's parameters before the backend is
+	// opened (and for Check, which opens nothing); it may clean them in
+	// place. params holds only those of Params that the URL gives. Every
+	// error Wrap could return about the parameters themselves must come
+	// from Check, so that a URL that passes Check fails to open only for
+	// the store's sake. Check must not be nil.
 	Check func(params url.Values) error
 
 	// Wrap returns s wrapped as params (those of Params the URL gives, at

@@ -13,16 +13,18 @@ import (
 
 func TestRegisterWrapperPanics(t *testing.T) {
 	wrap := func(_ context.Context, s blob.Store, _ url.Values) (blob.Store, error) { return s, nil }
+	check := func(url.Values) error { return nil }
 	for _, tc := range []struct {
 		name string
 		w    storeurl.Wrapper
 		want string
 	}{
-		{"prefix", storeurl.Wrapper{Order: 1, Params: []string{"x"}, Wrap: wrap}, `storeurl: RegisterWrapper called twice for "prefix"`},
-		{"other", storeurl.Wrapper{Order: storeurl.OrderEncrypt, Params: []string{"x"}, Wrap: wrap}, `storeurl: RegisterWrapper "other": order 200 is "encrypt"'s`},
-		{"other", storeurl.Wrapper{Order: 1, Params: []string{"readonly"}, Wrap: wrap}, `storeurl: RegisterWrapper "other": parameter readonly is "readonly"'s`},
-		{"other", storeurl.Wrapper{Order: 1, Params: []string{"timeout"}, Wrap: wrap}, `storeurl: RegisterWrapper "other": parameter timeout is storeurl's`},
-		{"other", storeurl.Wrapper{Order: 1, Params: []string{"x"}}, `storeurl: RegisterWrapper "other": needs a name, Params and Wrap`},
+		{"prefix", storeurl.Wrapper{Order: 1, Params: []string{"x"}, Check: check, Wrap: wrap}, `storeurl: RegisterWrapper called twice for "prefix"`},
+		{"other", storeurl.Wrapper{Order: storeurl.OrderEncrypt, Params: []string{"x"}, Check: check, Wrap: wrap}, `storeurl: RegisterWrapper "other": order 200 is "encrypt"'s`},
+		{"other", storeurl.Wrapper{Order: 1, Params: []string{"readonly"}, Check: check, Wrap: wrap}, `storeurl: RegisterWrapper "other": parameter readonly is "readonly"'s`},
+		{"other", storeurl.Wrapper{Order: 1, Params: []string{"timeout"}, Check: check, Wrap: wrap}, `storeurl: RegisterWrapper "other": parameter timeout is storeurl's`},
+		{"other", storeurl.Wrapper{Order: 1, Params: []string{"x"}, Check: check}, `storeurl: RegisterWrapper "other": needs a name, Params, Check and Wrap`},
+		{"other", storeurl.Wrapper{Order: 1, Params: []string{"x"}, Wrap: wrap}, `storeurl: RegisterWrapper "other": needs a name, Params, Check and Wrap`},
 	} {
 		got := func() (msg string) {
 			defer func() { msg = fmt.Sprint(recover()) }()

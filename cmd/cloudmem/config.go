@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/config"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 // noStoreAnnotation, in a command's Annotations, says that the command
@@ -334,7 +335,7 @@ func storeLine(st config.Store) string {
 // written, so a URL that does not parse (a ${VAR} in its host, a bad
 // escape) is masked too. A bare path is returned as it is.
 func maskURL(raw string) string {
-	if !hasScheme(raw) {
+	if storeurl.IsPath(raw) {
 		return raw
 	}
 	// The userinfo ends at the last '@' before the query: a password may

@@ -123,31 +123,12 @@ func (a *app) logger() *slog.Logger {
 // checkBarePath refuses a bare path (a store string without a scheme) that
 // holds '?' or '#', and shows the file: URL meant.
 func checkBarePath(raw string) error {
-	if hasScheme(raw) || !strings.ContainsAny(raw, "?#") {
+	if !storeurl.IsPath(raw) || !strings.ContainsAny(raw, "?#") {
 		return nil
 	}
 	return fmt.Errorf("the store path %q holds '?' or '#': a plain path takes no parameters; "+
 		"write the store as a URL, file:%s (and escape a '?' or '#' that is part of the directory's name as %%3F or %%23)",
 		raw, raw)
-}
-
-// hasScheme reports whether s starts with a URL scheme and ':', the rule by
-// which storeurl tells a URL from a plain path: a letter, then letters,
-// digits, '+', '-' or '.'.
-func hasScheme(s string) bool {
-	i := strings.IndexByte(s, ':')
-	if i <= 0 {
-		return false
-	}
-	for j, r := range s[:i] {
-		switch {
-		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
-		case j > 0 && ('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.'):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // printResult prints the text of a successful command result on stdout and

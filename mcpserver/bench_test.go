@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	filestore "github.com/cloudmem/cloudmem/backends/file"
-	"github.com/cloudmem/cloudmem/blob"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,9 +17,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	_ "github.com/cloudmem/cloudmem/backends/file"
 	"github.com/cloudmem/cloudmem/backends/mem"
+	_ "github.com/cloudmem/cloudmem/backends/s3"
+	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/mcpserver"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 // BenchmarkMCP measures one view and one str_replace of a 40-line file on
@@ -31,8 +33,9 @@ import (
 // HTTP on loopback. The stdio and http runs use the SDK's client, so they
 // count its work too; the -raw runs send prepared request bytes and read the
 // answer's bytes, so they count the server's work and the transport only;
-// the sdk-floor runs do the same against the SDK's own server and
-// connection with a bare tool over the handler; the pipe-floor and
+// the sdk-floor runs do the same against the SDK's own server with a bare
+// tool over the handler (so the difference is what this package's Server
+// adds: its middleware, the actor, resource notifications); the pipe-floor and
 // nethttp-floor runs answer every request with prepared bytes, the cost of
 // the transport alone. Each run reports the CPU time, goroutines started and
 // garbage collections per call beside the wall time. The difference per
@@ -40,9 +43,11 @@ import (
 //
 //	go test ./mcpserver -run '^$' -bench MCP -benchtime 2000x
 //
-// With CLOUDMEM_BENCH_FILE=1 the handler's store is a file store in a
-// temporary directory instead of the mem store (docs/benchmarks.md, "MCP
-// transport on the file store").
+// With CLOUDMEM_BENCH_STORE set to a store URL (file:///tmp/x, or
+// s3://BUCKET/PREFIX?endpoint=...; this test binary links the file and S3
+// backends), the handler's store is that store instead of the mem store
+// (docs/benchmarks-by-hand.md, "MCP overhead": the transport on real
+// stores).
 func BenchmarkMCP(b *testing.B) {
 	var file strings.Builder
 	for i := range 40 {
@@ -57,12 +62,13 @@ func BenchmarkMCP(b *testing.B) {
 	}
 	setup := func(b *testing.B) *memory.Handler {
 		var store blob.Store = mem.New(nil)
-		if os.Getenv("CLOUDMEM_BENCH_FILE") != "" {
-			fs, err := filestore.Open(context.Background(), b.TempDir(), nil)
+		if raw := os.Getenv("CLOUDMEM_BENCH_STORE"); raw != "" {
+			s, err := storeurl.Open(context.Background(), raw)
 			if err != nil {
 				b.Fatal(err)
 			}
-			store = fs
+			b.Cleanup(func() { blob.Close(s) })
+			store = s
 		}
 		put(&testing.T{}, store, map[string]string{"notes.md": file.String()})
 		h, err := memory.New(store, memory.Options{Logger: quiet})

@@ -38,10 +38,11 @@
 //
 // # Stdio
 //
-// Server.Run serves one session over any mcp.Transport; an mcp.IOTransport
-// or mcp.StdioTransport (a process's stdin and stdout) it serves through a
-// StreamTransport, the same wire format with about half the CPU time per
-// call of the SDK's own stdio connection (docs/benchmarks-by-hand.md, "MCP overhead").
+// Server.Run serves one session over any mcp.Transport, such as the SDK's
+// mcp.StdioTransport (a process's stdin and stdout), as the SDK serves it:
+// this package adds nothing on the wire. (It once had a stdio transport
+// and result encoding of its own; on a real store they saved nothing worth
+// their code: docs/benchmarks-by-hand.md, "MCP overhead".)
 //
 // # HTTP
 //

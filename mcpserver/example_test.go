@@ -72,9 +72,10 @@ func Example() {
 	// memory:///memories/user.md text/markdown 23
 }
 
-// A Server on a StreamTransport over a pair of pipes, spoken to with the
-// newline-delimited JSON-RPC a client writes on the server's stdin.
-func ExampleStreamTransport() {
+// A Server on the SDK's stream transport over a pair of pipes, spoken to
+// with the newline-delimited JSON-RPC a client writes on the server's
+// stdin (mcp.StdioTransport is the same over os.Stdin and os.Stdout).
+func ExampleServer_Run() {
 	h, err := memory.New(mem.New(nil), memory.Options{})
 	if err != nil {
 		log.Fatal(err)
@@ -84,7 +85,7 @@ func ExampleStreamTransport() {
 	clientIn, fromServer := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.Run(context.Background(), &mcpserver.StreamTransport{Reader: toServer, Writer: fromServer})
+		done <- srv.Run(context.Background(), &mcp.IOTransport{Reader: toServer, Writer: fromServer})
 	}()
 
 	answers := bufio.NewReader(clientIn)

@@ -92,7 +92,7 @@ func New(h *memory.Handler, opts *Options) *Server {
 		s.mcp.AddTool(searchTool(), s.searchHandler(o.Search))
 	}
 	s.mcp.AddResourceTemplate(resourceTemplate(), s.readResource)
-	s.mcp.AddReceivingMiddleware(s.listMiddleware, resultMiddleware)
+	s.mcp.AddReceivingMiddleware(s.listMiddleware)
 	return s
 }
 
@@ -105,12 +105,8 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // how a local server serves stdio:
 //
 //	err := srv.Run(ctx, &mcp.StdioTransport{})
-//
-// An *mcp.IOTransport or *mcp.StdioTransport is served through a
-// StreamTransport over the same streams: the same bytes on the wire, with
-// less work per message.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	err := s.mcp.Run(ctx, streamTransport(t))
+	err := s.mcp.Run(ctx, t)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	if werr := s.Wait(wctx); werr != nil {

@@ -23,6 +23,25 @@ func Actor(ctx context.Context) string {
 	return a
 }
 
+// policyKey is the context key under which WithPolicyAction stores the
+// action.
+type policyKey struct{}
+
+// WithPolicyAction returns a copy of ctx that says what a write policy did
+// to the content the Puts made with it write ("secrets redacted:
+// generic-api-key on line 3"), for the layers that record changes (the
+// history wrapper keeps it with the version). The text names rules and
+// lines, never content. An empty action means "none".
+func WithPolicyAction(ctx context.Context, action string) context.Context {
+	return context.WithValue(ctx, policyKey{}, action)
+}
+
+// PolicyAction returns the action set on ctx with WithPolicyAction, or "".
+func PolicyAction(ctx context.Context) string {
+	a, _ := ctx.Value(policyKey{}).(string)
+	return a
+}
+
 // moveKey is the context key under which WithMove stores the move.
 type moveKey struct{}
 

@@ -155,7 +155,7 @@ func (s *Store) Redact(ctx context.Context, key, id string) ([]Version, error) {
 			continue
 		}
 		h := o.header
-		h.Redacted, h.SHA256, h.Size = red, "", 0
+		h.Redacted, h.SHA256, h.Size, h.Policy = red, "", 0, "" // the rules and lines were found in the content
 		h.Prev, h.Ver = erase(h.Prev), erase(h.Ver)
 		body, err := encodeRecord(&h, nil)
 		if err != nil {
@@ -165,7 +165,7 @@ func (s *Store) Redact(ctx context.Context, key, id string) ([]Version, error) {
 			return out, fmt.Errorf("history: redacting version %s: %w", o.ID, err)
 		}
 		v := vs[i]
-		v.Redacted, v.SHA256, v.Size = red, "", 0
+		v.Redacted, v.SHA256, v.Size, v.Policy = red, "", 0, ""
 		out = append(out, v)
 	}
 	return out, nil
@@ -190,6 +190,7 @@ type Event struct {
 	Size         int64     `json:"size"`
 	SHA256       string    `json:"sha256"`
 	RestoredFrom string    `json:"restored_from,omitempty"`
+	Policy       string    `json:"policy,omitempty"` // as Version.Policy
 }
 
 // AuditFilter selects the events Audit returns. The zero value selects
@@ -225,7 +226,7 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]Event, error) {
 			continue
 		}
 		keep(Event{Time: r.Time, Actor: r.Actor, Op: r.Op, Path: r.Path, From: r.From, Version: r.ID,
-			Size: r.Size, SHA256: r.SHA256, RestoredFrom: r.RestoredFrom})
+			Size: r.Size, SHA256: r.SHA256, RestoredFrom: r.RestoredFrom, Policy: r.Policy})
 		if r.Redacted != nil {
 			keep(Event{Time: r.Redacted.Time, Actor: r.Redacted.Actor, Op: OpRedacted, Path: r.Path, Version: r.ID})
 		}

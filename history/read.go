@@ -34,6 +34,10 @@ type Version struct {
 	SHA256 string `json:"sha256"`
 	// RestoredFrom is the version a Restore wrote back, "" otherwise.
 	RestoredFrom string `json:"restored_from,omitempty"`
+	// Policy says what a write policy did to the content, in rules and
+	// line numbers, never the content ("secrets redacted: generic-api-key
+	// on line 3"); "" when it did nothing, and for a redacted version.
+	Policy string `json:"policy,omitempty"`
 	// Redacted, when set, says who erased the content and when.
 	Redacted *Redaction `json:"redacted,omitempty"`
 	// Current is true for the version that is the path's present state
@@ -49,7 +53,7 @@ type Redaction struct {
 
 func (r *record) toVersion() Version {
 	return Version{ID: r.ID, Time: r.Time, Actor: r.Actor, Op: r.Op, Path: r.Path, From: r.From,
-		Size: r.Size, SHA256: r.SHA256, RestoredFrom: r.RestoredFrom, Redacted: r.Redacted}
+		Size: r.Size, SHA256: r.SHA256, RestoredFrom: r.RestoredFrom, Policy: r.Policy, Redacted: r.Redacted}
 }
 
 // loader reads records once each, for one query.

@@ -46,8 +46,9 @@ type header struct {
 	Size         int64      `json:"size"`
 	SHA256       string     `json:"sha256,omitempty"`
 	RestoredFrom string     `json:"restored_from,omitempty"`
-	Prev         string     `json:"prev,omitempty"` // the store version the change was conditioned on; "" for absent
-	Ver          string     `json:"ver,omitempty"`  // the store version the change produced; "" for a deletion
+	Policy       string     `json:"policy,omitempty"` // what a write policy did (blob.PolicyAction)
+	Prev         string     `json:"prev,omitempty"`   // the store version the change was conditioned on; "" for absent
+	Ver          string     `json:"ver,omitempty"`    // the store version the change produced; "" for a deletion
 	Redacted     *Redaction `json:"redacted,omitempty"`
 }
 

@@ -372,6 +372,9 @@ func (s *Store) record(ctx context.Context, h *header, content []byte) error {
 	defer cancel()
 	h.Format = recordFormat
 	h.Actor = s.actorOf(ctx)
+	if h.Op != OpDeleted {
+		h.Policy = blob.PolicyAction(ctx)
+	}
 	var err error
 	for range 3 {
 		now := s.now()

@@ -30,7 +30,7 @@ func (h *Handler) create(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(ErrExists, msgExists(c.path))
 	}
-	data, note, res, ok := h.screen(ctx, c, key, []byte(c.fileText)) // policy.go
+	ctx, data, note, res, ok := h.screen(ctx, c, key, []byte(c.fileText)) // policy.go
 	if !ok {
 		return res
 	}
@@ -47,7 +47,7 @@ func (h *Handler) write(ctx context.Context, c *command) Result {
 	if key == "" {
 		return errorResult(ErrNotFile, msgNotAFile(c.path))
 	}
-	data, note, res, ok := h.screen(ctx, c, key, c.data) // policy.go
+	ctx, data, note, res, ok := h.screen(ctx, c, key, c.data) // policy.go
 	if !ok {
 		return res
 	}
@@ -435,7 +435,7 @@ func (h *Handler) edit(ctx context.Context, c *command, missing func(path string
 		if fail != nil {
 			return failedResult(fail), false
 		}
-		updated, done, res, ok := h.screenEdit(ctx, c, key, content, updated, done) // policy.go
+		ctx, updated, done, res, ok := h.screenEdit(ctx, c, key, content, updated, done) // policy.go
 		if !ok {
 			return res, false
 		}

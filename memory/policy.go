@@ -63,24 +63,25 @@ func (h *Handler) policyAt(key string) *policy.Policy {
 
 // screen applies the write policy of key to data, the whole content a
 // command is about to write there, once that content is final. It returns
-// the content to write (data, or data with its secrets redacted) and the
-// note for the success text (empty unless redacted), or ok == false and the
-// refusal. A text over the size limit is left to the size check: it is
-// refused for its size, unscanned.
-func (h *Handler) screen(ctx context.Context, c *command, key string, data []byte) (out []byte, note string, res Result, ok bool) {
+// the context to write under (ctx, or ctx carrying what the policy did, for
+// history: blob.WithPolicyAction), the content to write (data, or data with
+// its secrets redacted) and the note for the success text (empty unless
+// redacted), or ok == false and the refusal. A text over the size limit is
+// left to the size check: it is refused for its size, unscanned.
+func (h *Handler) screen(ctx context.Context, c *command, key string, data []byte) (wctx context.Context, out []byte, note string, res Result, ok bool) {
 	if !h.policies.active {
-		return data, "", Result{}, true
+		return ctx, data, "", Result{}, true
 	}
 	p, path := h.policyAt(key), pathOf(key)
 	if !p.Scans(path) || int64(len(data)) > h.maxFileBytesAt(key) {
-		return data, "", Result{}, true
+		return ctx, data, "", Result{}, true
 	}
 	found, err := p.Scan(path, data)
 	if err != nil {
-		return nil, "", h.storageFailure(ctx, c, c.path, err), false
+		return ctx, nil, "", h.storageFailure(ctx, c, c.path, err), false
 	}
 	if len(found) == 0 {
-		return data, "", Result{}, true
+		return ctx, data, "", Result{}, true
 	}
 	so, _ := h.obs.(SecretObserver)
 	for _, f := range found {
@@ -93,11 +94,23 @@ func (h *Handler) screen(ctx context.Context, c *command, key string, data []byt
 	}
 	switch p.Secrets {
 	case policy.Reject:
-		return nil, "", errorResult(ErrSecret, msgSecretRefused(c.path, found)), false
+		return ctx, nil, "", errorResult(ErrSecret, msgSecretRefused(c.path, found)), false
 	case policy.Redact:
-		return policy.Redacted(data, found), msgSecretsRedacted(found), Result{}, true
+		ctx = blob.WithPolicyAction(ctx, policyAction("secrets redacted: ", found))
+		return ctx, policy.Redacted(data, found), msgSecretsRedacted(found), Result{}, true
 	}
-	return data, "", Result{}, true // policy.Warn
+	ctx = blob.WithPolicyAction(ctx, policyAction("secrets kept (warn): ", found))
+	return ctx, data, "", Result{}, true // policy.Warn
+}
+
+// policyAction is what history records of a write whose content held the
+// secrets found: head, then "{rule} on line {line}" for each (as listed in
+// the texts), never the secret.
+func policyAction(head string, found []policy.Finding) string {
+	var b strings.Builder
+	b.WriteString(head)
+	listFindings(&b, found, false)
+	return b.String()
 }
 
 // withNote returns res with note on a line of its own after its text, when
@@ -113,10 +126,10 @@ func withNote(res Result, note string) Result {
 // read, updated the new content and done its success text. When secrets
 // were redacted, str_replace's snippet shows the content as written, from
 // 2 lines before its first changed line to 2 lines after its last.
-func (h *Handler) screenEdit(ctx context.Context, c *command, key string, content, updated []byte, done string) ([]byte, string, Result, bool) {
-	out, note, res, ok := h.screen(ctx, c, key, updated)
+func (h *Handler) screenEdit(ctx context.Context, c *command, key string, content, updated []byte, done string) (context.Context, []byte, string, Result, bool) {
+	ctx, out, note, res, ok := h.screen(ctx, c, key, updated)
 	if !ok || note == "" {
-		return out, done, res, ok
+		return ctx, out, done, res, ok
 	}
 	if c.name == "str_replace" {
 		first, last := changedLines(content, out)
@@ -125,7 +138,7 @@ func (h *Handler) screenEdit(ctx context.Context, c *command, key string, conten
 		writeNumbered(&b, out, max(first-2, 1), min(last+2, countLines(out)), -1)
 		done = b.String()
 	}
-	return out, done + "\n" + note, res, ok
+	return ctx, out, done + "\n" + note, res, ok
 }
 
 // changedLines returns the 1-based numbers of the first and last lines of

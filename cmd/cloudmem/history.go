@@ -257,13 +257,14 @@ type versionJSON struct {
 	Size         int64              `json:"size"`
 	SHA256       string             `json:"sha256"`
 	RestoredFrom string             `json:"restored_from,omitempty"`
+	Policy       string             `json:"policy,omitempty"`
 	Redacted     *history.Redaction `json:"redacted,omitempty"`
 	Current      bool               `json:"current"`
 }
 
 func toJSON(v history.Version) versionJSON {
 	out := versionJSON{Version: v.ID, Time: v.Time, Actor: v.Actor, Operation: v.Op, Path: memory.PathOf(v.Path),
-		Size: v.Size, SHA256: v.SHA256, RestoredFrom: v.RestoredFrom, Redacted: v.Redacted, Current: v.Current}
+		Size: v.Size, SHA256: v.SHA256, RestoredFrom: v.RestoredFrom, Policy: v.Policy, Redacted: v.Redacted, Current: v.Current}
 	if v.From != "" {
 		out.From = memory.PathOf(v.From)
 	}

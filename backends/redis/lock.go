@@ -17,8 +17,8 @@ import (
 // SET NX PX to a random token of its holder and deleted by a script only
 // while it still holds that token. It is a lease: it expires lockLease after
 // it was last renewed, and while it is held a heartbeat renews it five
-// times a lease (a script that extends it only while it still holds the token),
-// stopped by unlock. So a holder that died (a replica killed with kill -9)
+// times a lease (a script that extends it only while it still holds the
+// token), stopped by unlock. So a holder that died (a replica killed with kill -9)
 // keeps the other writers of its file out for at most lockLease, not for a
 // call timeout, while a live holder keeps its lock for as long as its
 // read-modify-write takes.

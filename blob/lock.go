@@ -23,6 +23,13 @@ import (
 // caller must not take a second lock while holding one, which could
 // deadlock against a caller taking the same two in the other order.
 //
+// A store whose lock is shared between processes may make it a lease, so
+// that a holder that dies does not keep the others out for long: it renews
+// the lease until unlock and, should the holder lose it all the same (the
+// server unreachable for a lease), refuses the holder's Put of key with an
+// error for which errors.Is(err, ErrPrecondition) is true, as a lost race
+// is refused, so that no write of the holder goes through outside its turn.
+//
 // A wrapper whose inner store is not a Locker returns an error wrapping
 // errors.ErrUnsupported, which makes the package function Lock fall back.
 type Locker interface {

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cloudmem/cloudmem/mcpserver"
@@ -207,6 +210,60 @@ func (h *hydra) token(t *testing.T, id, name, scope, audience string) string {
 	return tok.AccessToken
 }
 
+// lifespan sets the lifespan of the access tokens client id gets by the
+// client credentials grant.
+func (h *hydra) lifespan(t *testing.T, id string, d time.Duration) {
+	t.Helper()
+	data, _ := json.Marshal(map[string]string{"client_credentials_grant_access_token_lifespan": d.String()})
+	req, err := http.NewRequest(http.MethodPut, h.admin+"/admin/clients/"+url.PathEscape(id)+"/lifespans", strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("lifespan of %s: HTTP %d: %s", id, resp.StatusCode, body)
+	}
+}
+
+// signWith replaces Hydra's access token signing keys by set (a JSON Web
+// Key Set holding private keys): its tokens are then signed with them.
+func (h *hydra) signWith(t *testing.T, set []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, h.admin+"/admin/keys/hydra.jwt.access-token", strings.NewReader(string(set)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("Hydra's new signing keys: HTTP %d: %s", resp.StatusCode, body)
+	}
+}
+
+// sharedSigningKey returns a fresh RSA key with id kid, as a JSON Web Key
+// Set with its private part, for two Hydras to sign with.
+func sharedSigningKey(t *testing.T, kid string) []byte {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: key, KeyID: kid, Algorithm: "RS256", Use: "sig"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
 type bearerTransport string
 
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -260,10 +317,11 @@ func challenge(t *testing.T, endpoint, token string) string {
 // Hydra: clients get JWT access tokens by the client credentials grant and
 // call the memory tool with them; the refusals Hydra's tokens can provoke
 // (another audience, no memory scope, a read scope that writes, a tampered
-// token, alg none) get their texts, and a key Hydra rotates in is fetched
-// and accepted.
+// token, alg none, a token that expired, a token of a second Hydra, with
+// its own key and with a key both Hydras sign with) get their texts, and a
+// key Hydra rotates in is fetched and accepted.
 func TestOAuthHydra(t *testing.T) {
-	h := startHydra(t)
+	h, h2 := startHydra(t), startHydra(t) // h2: another issuer
 	port := freePort(t)
 	audience := fmt.Sprintf("http://127.0.0.1:%d%s", port, mcpserver.MCPPath)
 	const other = "https://other.example.com/mcp"
@@ -271,19 +329,32 @@ func TestOAuthHydra(t *testing.T) {
 	readerID := h.client(t, "reader", "memory:read", audience)
 	otherID := h.client(t, "other", "memory:read memory:write", other)
 	noScopeID := h.client(t, "noscope", "profile", audience)
+	briefID := h.client(t, "brief", "memory:read memory:write", audience)
+	h.lifespan(t, briefID, 10*time.Second)
+	// A token of the other issuer signed with its own key, and one signed
+	// with a key both Hydras then sign with (set before cloudmem starts and
+	// reads h's keys), so that only its iss is wrong.
+	strangerID := h2.client(t, "stranger", "memory:read memory:write", audience)
+	strangerOwnKey := h2.token(t, strangerID, "stranger", "memory:read memory:write", audience)
+	shared := sharedSigningKey(t, "shared-by-both")
+	h.signWith(t, shared)
+	h2.signWith(t, shared)
+	strangerSharedKey := h2.token(t, strangerID, "stranger", "memory:read memory:write", audience)
 
 	dir := t.TempDir()
 	tenants := filepath.Join(dir, "tenants.json")
 	file := fmt.Sprintf(`{"tenants": [
 		{"claim": %q, "name": "team", "prefix": "team"},
-		{"claim": %q, "name": "team-reader", "prefix": "team"}
-	]}`, writerID, readerID)
+		{"claim": %q, "name": "team-reader", "prefix": "team"},
+		{"claim": %q, "name": "team-brief", "prefix": "team"},
+		{"claim": %q, "name": "team-stranger", "prefix": "team"}
+	]}`, writerID, readerID, briefID, strangerID)
 	if err := os.WriteFile(tenants, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	store := filepath.Join(dir, "store")
 	cmd := exec.CommandContext(t.Context(), buildCLI(t), "--store", store, "mcp", "--http", fmt.Sprintf("127.0.0.1:%d", port),
-		"--oauth-issuer", h.issuer, "--oauth-audience", audience, "--oauth-tenants", tenants)
+		"--oauth-issuer", h.issuer, "--oauth-audience", audience, "--oauth-tenants", tenants, "--oauth-leeway", "1s")
 	started := time.Now() // cloudmem fetches Hydra's keys at its start
 	startProcess(t, "cloudmem", cmd)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -308,6 +379,12 @@ func TestOAuthHydra(t *testing.T) {
 	if got, want := mcpCall(t, endpoint, reader, `{"command":"create","path":"/memories/x.md","file_text":"no\n"}`), (memory.Result{Text: "Error: The memory directory is read-only: create is not allowed", IsError: true}); got != want {
 		t.Errorf("reader's create: %+v, want %+v", got, want)
 	}
+	// A token that lives 10 s serves while it lives; it is refused once
+	// expired, below.
+	brief := h.token(t, briefID, "brief", "memory:read memory:write", audience)
+	if got, want := mcpCall(t, endpoint, brief, `{"command":"view","path":"/memories/team.md"}`), (memory.Result{Text: "Here's the content of /memories/team.md with line numbers:\n     1\tfrom Hydra\n     2\t"}); got != want {
+		t.Errorf("view with a token that lives 10 s: %+v, want %+v", got, want)
+	}
 	// The writer asking only for memory:read gets a read-only token.
 	if got := mcpCall(t, endpoint, h.token(t, writerID, "writer", "memory:read", audience), `{"command":"delete","path":"/memories/team.md"}`); !got.IsError {
 		t.Errorf("delete with a memory:read token: %+v", got)
@@ -327,10 +404,12 @@ func TestOAuthHydra(t *testing.T) {
 		"another audience": {h.token(t, otherID, "other", "memory:write", other), invalid("the token is for another audience")},
 		"no memory scope": {h.token(t, noScopeID, "noscope", "profile", audience),
 			`403 Bearer error="insufficient_scope", error_description="the token has neither the memory:read nor the memory:write scope", resource_metadata="` + metadata + `", scope="memory:read memory:write" the token has neither the memory:read nor the memory:write scope` + "\n"},
-		"tampered":  {parts[0] + "." + tampered + "." + parts[2], invalid("the token's signature does not verify")},
-		"alg none":  {none + "." + parts[1] + ".", invalid("the token is not a JWT signed with an allowed algorithm")},
-		"no token":  {"", `401 Bearer resource_metadata="` + metadata + `", scope="memory:read memory:write" no bearer token` + "\n"},
-		"not a JWT": {"ory_at_opaque", invalid("the token is not a JWT signed with an allowed algorithm")},
+		"tampered":             {parts[0] + "." + tampered + "." + parts[2], invalid("the token's signature does not verify")},
+		"alg none":             {none + "." + parts[1] + ".", invalid("the token is not a JWT signed with an allowed algorithm")},
+		"no token":             {"", `401 Bearer resource_metadata="` + metadata + `", scope="memory:read memory:write" no bearer token` + "\n"},
+		"not a JWT":            {"ory_at_opaque", invalid("the token is not a JWT signed with an allowed algorithm")},
+		"another issuer's key": {strangerOwnKey, invalid("the token is not signed with a key of the issuer")},
+		"another issuer":       {strangerSharedKey, invalid("the token is from another issuer")},
 	} {
 		if got := challenge(t, endpoint, c.token); got != c.want {
 			t.Errorf("%s: %s\nwant %s", name, got, c.want)
@@ -348,6 +427,13 @@ func TestOAuthHydra(t *testing.T) {
 	time.Sleep(time.Until(started.Add(mcpserver.DefaultKeyRefresh + time.Second)))
 	if got, want := mcpCall(t, endpoint, rotated, `{"command":"view","path":"/memories/team.md"}`), (memory.Result{Text: "Here's the content of /memories/team.md with line numbers:\n     1\tfrom Hydra\n     2\t"}); got != want {
 		t.Errorf("view with the rotated key: %+v, want %+v", got, want)
+	}
+
+	// The 10 s token has expired by now (the wait above, which this one
+	// rarely extends, is 30 s), and the leeway of 1 s is over.
+	time.Sleep(time.Until(expiryOf(t, brief).Add(2 * time.Second)))
+	if got, want := challenge(t, endpoint, brief), invalid("the token has expired"); got != want {
+		t.Errorf("expired: %s\nwant %s", got, want)
 	}
 
 	data, err := os.ReadFile(filepath.Join(store, "team", "team.md"))
@@ -376,4 +462,20 @@ func kidOf(t *testing.T, token string) string {
 		t.Fatal(err)
 	}
 	return h.Kid
+}
+
+// expiryOf returns a JWT's exp.
+func expiryOf(t *testing.T, token string) time.Time {
+	t.Helper()
+	payload, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Exp int64 `json:"exp"`
+	}
+	if err := json.Unmarshal(payload, &c); err != nil || c.Exp == 0 {
+		t.Fatalf("the token's exp: %s, %v", payload, err)
+	}
+	return time.Unix(c.Exp, 0)
 }

@@ -40,8 +40,10 @@
 // (fields d: data, v: version, s: size, m: modification time), the sorted
 // set cm:{P}:idx of its keys (all scores 0, so that it sorts by name), the
 // version counter cm:{P}:seq, and, for a minute after each write, a small
-// cm:{P}:w:ID key that lets a retried write find its own outcome. Nothing
-// else is written, and the store never runs KEYS or SCAN.
+// cm:{P}:w:ID key that lets a retried write find its own outcome; while a
+// key is locked (blob.Lock), its lock cm:{P}:l:KEY and the list
+// cm:{P}:l:KEY\xffwake that wakes its waiters. Nothing else is written, and
+// the store never runs KEYS or SCAN.
 //
 // Stores with different prefixes never share a key: P may not contain '{'
 // or '}', so the first '}' of any name ends the prefix and P can be read
@@ -72,6 +74,15 @@
 // listing of more than 1,000 keys is not: a tree renamed while it is being
 // listed can then be seen at neither or both places. An index member that
 // is not a valid blob key (another program's write) is skipped.
+//
+// The store is a blob.Locker shared by every client of the prefix. A lock
+// is a 5-second lease that its holder renews every second until it
+// unlocks, so a holder that dies (kill -9, a lost host) keeps the other
+// writers of that key out for at most 5 s. A holder that loses its lease
+// anyway (the server unreachable for 5 s) cannot write the key: while the
+// lock is held, the store's Put of that key checks the lease in the same
+// script and, when it is lost, changes nothing and fails with
+// blob.ErrPrecondition.
 //
 // A call returns as soon as its context is done, with an error wrapping
 // ctx.Err(), whether or not the client was created with

@@ -235,3 +235,126 @@ func BenchmarkContendedEdits(b *testing.B) {
 		})
 	}
 }
+
+// leaseStore is lockStore with a lease of its own length; it returns the
+// store's client too. A second store in the same process would queue on
+// the process's local lock first, so the tests play the other processes
+// with that client's own commands on the lock's name.
+func leaseStore(t *testing.T, addr, prefix string, lease time.Duration) (blob.Store, *goredis.Client) {
+	t.Helper()
+	client := goredis.NewClient(&goredis.Options{Addr: addr})
+	t.Cleanup(func() { client.Close() })
+	s, err := Open(t.Context(), client, &Options{Prefix: prefix, lockLease: lease})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s, client
+}
+
+// TestLockLeaseRenewed: a holder keeps its lock for several leases while it
+// lives (the heartbeat renews it), so another process's SET NX fails, and
+// it writes under it; the release deletes it.
+func TestLockLeaseRenewed(t *testing.T) {
+	addr := lockServer(t)
+	prefix := "locktest-" + rand.Text()
+	const lease = 200 * time.Millisecond
+	a, client := leaseStore(t, addr, prefix, lease)
+	name := newKeys(prefix).lockName("notes/a.md")
+	info, err := a.Put(t.Context(), "notes/a.md", []byte("one\n"), blob.Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Delete(context.Background(), "notes/a.md", blob.Cond{}) })
+	unlock, err := blob.Lock(t.Context(), a, "notes/a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		time.Sleep(lease / 2)
+		if taken, err := client.SetNX(t.Context(), name, "other", time.Minute).Result(); err != nil || taken {
+			t.Fatalf("another process took a held lock after renewals: %v, %v", taken, err)
+		}
+	}
+	if _, err := a.Put(t.Context(), "notes/a.md", []byte("one\ntwo\n"), blob.Cond{IfVersion: info.Version}); err != nil {
+		t.Fatalf("Put under a renewed lease: %v", err)
+	}
+	unlock()
+	if n, err := client.Exists(t.Context(), name).Result(); err != nil || n != 0 {
+		t.Fatalf("the lock after its release: %d, %v; want it gone", n, err)
+	}
+	if data, _, err := a.Get(t.Context(), "notes/a.md", blob.MaxObjectBytes); err != nil || string(data) != "one\ntwo\n" {
+		t.Fatalf("content %q, %v; want %q", data, err, "one\ntwo\n")
+	}
+}
+
+// TestLockOfDeadHolderFreed: a holder that dies holding a lock (its client
+// closed, so neither heartbeat nor release reaches the server, as after
+// kill -9) keeps the next writer out for one lease, not for a call timeout.
+func TestLockOfDeadHolderFreed(t *testing.T) {
+	addr := lockServer(t)
+	prefix := "locktest-" + rand.Text()
+	const lease = 300 * time.Millisecond
+	dead, deadClient := leaseStore(t, addr, prefix, lease)
+	live, _ := leaseStore(t, addr, prefix, lease)
+	unlock, err := blob.Lock(t.Context(), dead, "notes/a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadClient.Close()
+	unlock() // frees this process's local lock; the release cannot reach the server
+	// The lease, then at most one wake period (lockWake), with room.
+	ctx, cancel := context.WithTimeout(t.Context(), lease+lockWake+time.Second)
+	defer cancel()
+	next, err := blob.Lock(ctx, live, "notes/a.md")
+	if err != nil {
+		t.Fatalf("Lock of a dead holder's key: %v, want it within a lease and a wake period", err)
+	}
+	next()
+}
+
+// TestLostLeaseFencesPut: a holder whose lease was lost (here deleted on the
+// server, as its expiry during a stall would) and taken by another process
+// cannot write: its Put changes nothing and fails with ErrPrecondition,
+// and its release leaves the new holder's lock alone.
+func TestLostLeaseFencesPut(t *testing.T) {
+	addr := lockServer(t)
+	prefix := "locktest-" + rand.Text()
+	a, client := leaseStore(t, addr, prefix, time.Minute)
+	name := newKeys(prefix).lockName("notes/a.md")
+	info, err := a.Put(t.Context(), "notes/a.md", []byte("one\n"), blob.Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.Delete(context.Background(), "notes/a.md", blob.Cond{})
+		a.Delete(context.Background(), "notes/b.md", blob.Cond{})
+		client.Del(context.Background(), name)
+	})
+	unlock, err := blob.Lock(t.Context(), a, "notes/a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Del(t.Context(), name).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if taken, err := client.SetNX(t.Context(), name, "other", time.Minute).Result(); err != nil || !taken {
+		t.Fatalf("another process's SET NX of a lost lease: %v, %v", taken, err)
+	}
+	if _, err := a.Put(t.Context(), "notes/a.md", []byte("one\nlost\n"), blob.Cond{IfVersion: info.Version}); !errors.Is(err, blob.ErrPrecondition) {
+		t.Fatalf("Put after the lease was lost: %v, want ErrPrecondition", err)
+	}
+	unlock()
+	if holder, err := client.Get(t.Context(), name).Result(); err != nil || holder != "other" {
+		t.Fatalf("the new holder's lock after the old one's release: %q, %v", holder, err)
+	}
+	if data, _, err := a.Get(t.Context(), "notes/a.md", blob.MaxObjectBytes); err != nil || string(data) != "one\n" {
+		t.Fatalf("content %q, %v; want %q", data, err, "one\n")
+	}
+	// Once released, a's Puts are not fenced, and neither are other keys'.
+	if _, err := a.Put(t.Context(), "notes/a.md", []byte("one\ntwo\n"), blob.Cond{IfVersion: info.Version}); err != nil {
+		t.Fatalf("Put after the release: %v", err)
+	}
+	if _, err := a.Put(t.Context(), "notes/b.md", []byte("free\n"), blob.Cond{}); err != nil {
+		t.Fatalf("Put of an unlocked key: %v", err)
+	}
+}

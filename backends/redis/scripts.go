@@ -32,14 +32,17 @@ if n > tonumber(ARGV[1]) then return {n} end
 return redis.call('HMGET', KEYS[1], 'd', 'v', 's', 'm')
 `)
 
-// putScript stores an object if its condition holds.
+// putScript stores an object if its condition holds and, when the caller
+// holds the object's lock, only while the lock still holds the caller's
+// token (see Lock).
 //
-//	KEYS: idx, seq, mark, object
-//	ARGV: blob key, data, mode ("" unconditional, "a" if absent, "v" if version), version, mark TTL in ms
-//	returns {1, "VERSION MTIME"} on success, {0} when the condition failed
+//	KEYS: idx, seq, mark, object[, lock]
+//	ARGV: blob key, data, mode ("" unconditional, "a" if absent, "v" if version), version, mark TTL in ms[, lock token]
+//	returns {1, "VERSION MTIME"} on success, {0} when a condition failed
 var putScript = goredis.NewScript(`
 local done = redis.call('GET', KEYS[3])
 if done then return {1, done} end
+if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[6] then return {0} end
 local cur = redis.call('HGET', KEYS[4], 'v')
 if ARGV[3] == 'a' and cur then return {0} end
 if ARGV[3] == 'v' and cur ~= ARGV[4] then return {0} end
@@ -150,4 +153,4 @@ return out
 `)
 
 // scripts is every script, for loading them once at Open.
-var scripts = []*goredis.Script{putScript, deleteScript, renameScript, deleteTreeScript, listScript}
+var scripts = []*goredis.Script{putScript, deleteScript, renameScript, deleteTreeScript, listScript, renewScript, unlockScript}

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -43,6 +44,9 @@ type Options struct {
 	// blob.ErrTimeout. Zero means blob.DefaultTimeout (30s). The URL
 	// parameter timeout= sets it.
 	Timeout time.Duration
+
+	// lockLease replaces lockLease, for the tests of a lost lease.
+	lockLease time.Duration
 }
 
 // Open returns a store over client, which may be a *goredis.Client, a
@@ -83,7 +87,10 @@ func open(ctx context.Context, client goredis.UniversalClient, opts *Options, ow
 	if err != nil {
 		return nil, err
 	}
-	s := &store{client: client, keys: newKeys(prefix), owned: owned, secret: secret}
+	s := &store{client: client, keys: newKeys(prefix), owned: owned, secret: secret, lease: lockLease}
+	if opts.lockLease > 0 {
+		s.lease = opts.lockLease
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, s.wrapErr(ctx, "open", prefix, nil, err)
 	}
@@ -109,6 +116,10 @@ type store struct {
 	keys   keys
 	owned  bool   // Close closes client
 	secret string // the password, scrubbed from errors
+	lease  time.Duration
+	// leases holds, for each key locked through this store, its holder's
+	// token, which fences the Puts of that key (see Lock).
+	leases sync.Map
 }
 
 var (
@@ -191,10 +202,13 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	// A copy: call may return (on cancellation) while the command is still
 	// being sent, and the caller may then reuse data.
 	body := string(data)
+	keys := []string{k.idx, k.seq, k.writeMark(rand.Text()), k.object(key)}
+	args := []any{key, body, mode, version, markTTL.Milliseconds()}
+	if token, held := s.leases.Load(key); held {
+		keys, args = append(keys, k.lockName(key)), append(args, token)
+	}
 	res, err := call(ctx, func() ([]any, error) {
-		return putScript.Run(ctx, s.client,
-			[]string{k.idx, k.seq, k.writeMark(rand.Text()), k.object(key)},
-			key, body, mode, version, markTTL.Milliseconds()).Slice()
+		return putScript.Run(ctx, s.client, keys, args...).Slice()
 	})
 	if err != nil {
 		return blob.Info{}, s.wrapErr(ctx, "put", key, nil, err)

@@ -252,7 +252,7 @@ func TestMCPConfig(t *testing.T) {
 	defaults := mcpFlags{maxRequestBytes: mcpserver.DefaultMaxRequestBytes, maxSessions: mcpserver.DefaultMaxSessions,
 		maxTokenSessions: mcpserver.DefaultMaxTenantSessions, search: true,
 		maxInFlight: mcpserver.DefaultMaxInFlight, maxTokenInFlight: mcpserver.DefaultMaxTenantInFlight,
-		oauth: oauthFlags{claim: mcpserver.DefaultTenantClaim}}
+		oauth: oauthFlags{claim: mcpserver.DefaultTenantClaim, leeway: mcpserver.DefaultLeeway}}
 	with := func(change func(*mcpFlags)) mcpFlags {
 		f := defaults
 		change(&f)

@@ -18,6 +18,14 @@ const (
 	msgNoImage     = "This file is not an image."
 )
 
+func msgTokenRefused(reason string) string {
+	return fmt.Sprintf("That token was refused: %s. Paste a current access token for this memory store.", reason)
+}
+
+func msgLoginEnded(reason string) string {
+	return fmt.Sprintf("Your login has ended: %s. Log in again with a new token.", reason)
+}
+
 func msgNoFile(path string) string {
 	return fmt.Sprintf("There is no file %s.", path)
 }

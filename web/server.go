@@ -54,6 +54,13 @@ type Options struct {
 	// console needs no login, shows the whole store, and Serve refuses any
 	// address but loopback.
 	Tokens *mcpserver.Tokens
+	// OAuth, when set, logs people in with the OAuth access tokens the MCP
+	// server accepts (its HTTPOptions.OAuth): each request's token is
+	// verified again, so a login ends when its token expires, and the
+	// token's tenant and scope give what the person sees and may do, as
+	// over MCP (a token without memory:write is read-only). It takes no
+	// Tokens.
+	OAuth *mcpserver.OAuth
 	// Actor is who the console's changes are recorded as when there are
 	// no tokens (a tenant's changes are recorded as the tenant's name).
 	Actor string
@@ -78,7 +85,7 @@ type Server struct {
 	h      http.Handler // mux behind the cross-origin check and the headers
 
 	mu     sync.Mutex
-	scopes map[string]*scope // by tenant name; "" without tokens
+	scopes map[string]*scope // by scopeName
 }
 
 // scope is what one tenant (or the console without tokens) sees.
@@ -93,6 +100,9 @@ type scope struct {
 func New(opts Options) (*Server, error) {
 	if opts.History == nil {
 		return nil, errors.New("web: Options.History is required")
+	}
+	if opts.OAuth != nil && opts.Tokens.Len() > 0 {
+		return nil, errors.New("web: Options takes Tokens or OAuth, not both")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -140,13 +150,23 @@ func headers(next http.Handler) http.Handler {
 	})
 }
 
+// scopeName names the scope of tenant t: "" for the whole store, else its
+// name, marked when read-only (an OAuth tenant is read-only for a token
+// without memory:write, and writable for one with it).
+func scopeName(t *mcpserver.Tenant) string {
+	switch {
+	case t == nil:
+		return ""
+	case t.ReadOnly:
+		return t.Name + " (read-only)"
+	}
+	return t.Name
+}
+
 // scopeOf returns the scope of tenant t (nil: the whole store), opening its
 // handler and index at first use.
 func (s *Server) scopeOf(t *mcpserver.Tenant) (*scope, error) {
-	name := ""
-	if t != nil {
-		name = t.Name
-	}
+	name := scopeName(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sc, ok := s.scopes[name]; ok {
@@ -206,10 +226,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 }
 
 // CheckAddr returns the error Serve gives for a listener on addr: ErrNoAuth
-// when the console has no tokens and addr is not loopback, else nil.
+// when the console has neither tokens nor OAuth and addr is not loopback,
+// else nil.
 func (s *Server) CheckAddr(addr net.Addr) error {
-	if s.opts.Tokens.Len() == 0 && !mcpserver.IsLoopback(addr) {
-		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment)", ErrNoAuth, addr)
+	if !s.needsLogin() && !mcpserver.IsLoopback(addr) {
+		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment) or OAuth", ErrNoAuth, addr)
 	}
 	return nil
 }

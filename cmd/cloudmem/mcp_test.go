@@ -228,8 +228,6 @@ func TestMCPCommandErrors(t *testing.T) {
 		{"OAuth and tokens", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--oauth-issuer", "https://idp.example.com", "--oauth-audience", "https://mem.example.com/mcp"},
 			map[string]string{mcpTokenEnv: "0123456789abcdef0123"}, exitUsage,
 			"cloudmem mcp: --oauth-issuer takes no bearer tokens (--token-file, $CLOUDMEM_MCP_TOKEN_FILE, $CLOUDMEM_MCP_TOKEN)\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
-		{"OAuth and the web console", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--web", "--oauth-issuer", "http://127.0.0.1:1", "--oauth-audience", "https://mem.example.com/mcp"}, nil, exitUsage,
-			"cloudmem mcp: --web does not go with --oauth-issuer: the web console logs in with the token file's tokens\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
 		{"an issuer that does not answer", []string{"--store", dir, "mcp", "--http", "127.0.0.1:0", "--oauth-issuer", "http://127.0.0.1:1", "--oauth-audience", "https://mem.example.com/mcp"}, nil, exitFail,
 			"cloudmem mcp: mcpserver: the OAuth issuer does not answer: its metadata: GET http://127.0.0.1:1/.well-known/oauth-authorization-server: Get \"http://127.0.0.1:1/.well-known/oauth-authorization-server\": dial tcp 127.0.0.1:1: connect: connection refused; GET http://127.0.0.1:1/.well-known/openid-configuration: Get \"http://127.0.0.1:1/.well-known/openid-configuration\": dial tcp 127.0.0.1:1: connect: connection refused\n"},
 	} {

@@ -23,13 +23,14 @@ func init() { register(newWebCmd) }
 type webFlags struct {
 	http, tokenFile, tlsCert, tlsKey, actor string
 	readOnly                                bool
+	oauth                                   oauthFlags
 }
 
 // newWebCmd is "cloudmem web": the web console (package web) of the store.
 func newWebCmd(a *app) *cobra.Command {
 	var f webFlags
 	cmd := &cobra.Command{
-		Use:   "web [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE] [--readonly]",
+		Use:   "web [--http ADDR] [--token-file FILE | --oauth-issuer URL --oauth-audience URI] [--tls-cert FILE --tls-key FILE] [--readonly]",
 		Short: "Serve a web console of the store: its files, their history, the audit log, search",
 		Long: "Serves a web console at http://ADDR (default " + web.DefaultAddr + "): the tree of the memory\n" +
 			"files with their sizes, last change and author; each file with line numbers (images shown,\n" +
@@ -40,7 +41,9 @@ func newWebCmd(a *app) *cobra.Command {
 			"Without tokens it serves loopback addresses only, with no login. With the MCP server's\n" +
 			"tokens (--token-file, else $" + mcpTokenFileEnv + "; $" + mcpTokenEnv + " adds one for the whole\n" +
 			"store), each person logs in once with a token and sees that tenant's part of the store,\n" +
-			"read-only for a read-only tenant. See docs/web.md.",
+			"read-only for a read-only tenant. With --oauth-issuer and --oauth-audience (the MCP server's\n" +
+			"OAuth flags), each person logs in with an access token of that issuer instead, checked on every\n" +
+			"request as the MCP server checks it: a token without memory:write shows no action. See docs/web.md.",
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -49,7 +52,11 @@ func newWebCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv, done, err := a.webServer(ctx, tokens, f.actor, f.readOnly)
+			oauth, err := f.oauth.open(ctx, tokens, slog.New(slog.NewTextHandler(a.stderr, nil))) // mcp_oauth.go
+			if err != nil {
+				return err
+			}
+			srv, done, err := a.webServer(ctx, webAuth{tokens: tokens, oauth: oauth}, f.actor, f.readOnly)
 			if err != nil {
 				return err
 			}
@@ -83,14 +90,21 @@ func newWebCmd(a *app) *cobra.Command {
 	flags.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
 	flags.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` of --tls-cert (PEM)")
 	flags.BoolVar(&f.readOnly, "readonly", false, "show the store without the restore and redact actions")
+	addOAuthFlags(cmd, &f.oauth) // mcp_oauth.go
 	addActorFlag(cmd, &f.actor)
 	return cmd
 }
 
+// webAuth is who may log in to the console: the token file's tenants, or
+// the tenants of OAuth access tokens (both nil: no login).
+type webAuth struct {
+	tokens *mcpserver.Tokens
+	oauth  *mcpserver.OAuth
+}
+
 // webServer opens the store with its history and returns the console over
-// it, for the tokens (nil or empty: none), and the function that closes the
-// store.
-func (a *app) webServer(ctx context.Context, tokens *mcpserver.Tokens, actor string, readOnlyConsole bool) (*web.Server, func(), error) {
+// it, for auth, and the function that closes the store.
+func (a *app) webServer(ctx context.Context, auth webAuth, actor string, readOnlyConsole bool) (*web.Server, func(), error) {
 	acc := readWrite
 	if readOnlyConsole {
 		acc = readOnly
@@ -103,7 +117,7 @@ func (a *app) webServer(ctx context.Context, tokens *mcpserver.Tokens, actor str
 		actor = defaultActor(a.getenv)
 	}
 	srv, err := web.New(web.Options{History: hs, Memory: a.instrumentOptions(memory.Options{}), ReadOnly: readOnlyConsole,
-		Tokens: tokens, Actor: actor, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))})
+		Tokens: auth.tokens, OAuth: auth.oauth, Actor: actor, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))})
 	if err != nil {
 		done()
 		return nil, nil, err

@@ -26,11 +26,13 @@ func TestWebCommandErrors(t *testing.T) {
 		stderr string
 	}{
 		{"beyond loopback without tokens", []string{"--store", dir, "web", "--http", "0.0.0.0:0"}, exitFail,
-			"cloudmem web: web: serving beyond loopback needs tokens: 0.0.0.0:0 is not a loopback address; give tokens (a token file or the environment)\n"},
+			"cloudmem web: web: serving beyond loopback needs tokens: 0.0.0.0:0 is not a loopback address; give tokens (a token file or the environment) or OAuth\n"},
 		{"a certificate without its key", []string{"--store", dir, "web", "--tls-cert", "c.pem"}, exitUsage,
-			"cloudmem web: --tls-cert and --tls-key go together\nUsage: cloudmem web [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
+			"cloudmem web: --tls-cert and --tls-key go together\nUsage: cloudmem web [--http ADDR] [--token-file FILE | --oauth-issuer URL --oauth-audience URI] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
 		{"a mount table", []string{"--mount", "a=" + dir, "web"}, exitUsage,
-			"cloudmem web: the history commands work on one store: leave out --mount and name it with --store\nUsage: cloudmem web [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
+			"cloudmem web: the history commands work on one store: leave out --mount and name it with --store\nUsage: cloudmem web [--http ADDR] [--token-file FILE | --oauth-issuer URL --oauth-audience URI] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
+		{"an issuer without an audience", []string{"--store", dir, "web", "--oauth-issuer", "https://idp.example.com"}, exitUsage,
+			"cloudmem web: --oauth-issuer and --oauth-audience go together\nUsage: cloudmem web [--http ADDR] [--token-file FILE | --oauth-issuer URL --oauth-audience URI] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
 		{"mcp --web without --http", []string{"--store", dir, "mcp", "--web"}, exitUsage,
 			"cloudmem mcp: --web needs --http\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
 	} {

@@ -50,6 +50,14 @@ func msgNoHistory(path string) string {
 	return fmt.Sprintf("%s has no recorded versions and no file.", path)
 }
 
+func msgHistoryNotKept(path string) string {
+	return fmt.Sprintf("No history is kept where %s is stored, so it has no versions to show, restore or redact.", path)
+}
+
+func msgNoHistoryKept(paths []string) string {
+	return fmt.Sprintf("No history is kept in %s, so changes there are not in this log.", strings.Join(paths, ", "))
+}
+
 func msgBadTime(field, value string) string {
 	return fmt.Sprintf("%q is not a time for %q: give a date such as 2026-12-01, or a date and time such as 2026-12-01T09:30.", value, field)
 }

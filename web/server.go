@@ -41,10 +41,14 @@ var ErrNoAuth = errors.New("web: serving beyond loopback needs tokens")
 // Options configures a Server.
 type Options struct {
 	// History is the store the console shows: every page reads through it
-	// and every action writes through it, so that each is recorded. It is
-	// required. A store that has no history records still works: its
-	// files show with no recorded versions.
+	// and every action writes through it, so that each is recorded. A
+	// store that has no history records still works: its files show with
+	// no recorded versions. Exactly one of History and Mounts is set.
 	History *history.Store
+	// Mounts, instead of History, shows a mount table: each store at
+	// /memories/NAME, with its own history (or none), as package mount
+	// composes them.
+	Mounts []Mount
 	// Memory configures the memory handlers the console reads and writes
 	// through; a read-only tenant's is read-only whatever it says.
 	Memory memory.Options
@@ -79,7 +83,10 @@ var files embed.FS
 // use, and keeps no session state: the session is the request's cookie.
 type Server struct {
 	opts   Options
-	secret []byte // the CSRF key of the console without tokens, per process
+	top    blob.Store // the store shown: Options.History, or the mount table
+	parts  []*part    // the stores whose history is read: top, or each mount
+	actors actorCache // the last change of each file, for the tree page
+	secret []byte     // the CSRF key of the console without tokens, per process
 	pages  map[string]*template.Template
 	mux    *http.ServeMux
 	h      http.Handler // mux behind the cross-origin check and the headers
@@ -98,8 +105,9 @@ type scope struct {
 
 // New returns a console serving opts.
 func New(opts Options) (*Server, error) {
-	if opts.History == nil {
-		return nil, errors.New("web: Options.History is required")
+	top, parts, err := openParts(opts)
+	if err != nil {
+		return nil, err
 	}
 	if opts.OAuth != nil && opts.Tokens.Len() > 0 {
 		return nil, errors.New("web: Options takes Tokens or OAuth, not both")
@@ -107,12 +115,12 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if blob.IsReadOnly(opts.History) {
+	if blob.IsReadOnly(top) {
 		opts.ReadOnly = true
 	}
-	s := &Server{opts: opts, secret: make([]byte, 32), scopes: map[string]*scope{}, mux: http.NewServeMux()}
+	s := &Server{opts: opts, top: top, parts: parts, actors: actorCache{m: map[string]cachedActor{}},
+		secret: make([]byte, 32), scopes: map[string]*scope{}, mux: http.NewServeMux()}
 	rand.Read(s.secret) // never fails (crypto/rand)
-	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -177,7 +185,7 @@ func (s *Server) scopeOf(t *mcpserver.Tenant) (*scope, error) {
 	if s.opts.ReadOnly {
 		opts.ReadOnly = true
 	}
-	h, idx, err := mcpserver.TenantSearch(s.opts.History, t, opts, s.opts.Search)
+	h, idx, err := mcpserver.TenantSearch(s.top, t, opts, s.opts.Search)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,10 @@
 //	srv, _ := web.New(web.Options{History: hs, Actor: "alice@laptop"})
 //	err := srv.Serve(ctx, ln, nil) // or use srv as an http.Handler
 //
+// Over a mount table, Options.Mounts gives each store with its own history
+// (or none): the console composes them with package mount, and reads each
+// file's history from its mount.
+//
 // # Pages
 //
 // The tree of a directory (sizes, last change, who made it), a file (line

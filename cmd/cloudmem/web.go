@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/mcpserver"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/web"
@@ -37,7 +39,8 @@ func newWebCmd(a *app) *cobra.Command {
 			"Markdown on request); its history as a timeline, with the diff between any two versions;\n" +
 			"the store's audit log, filtered by actor, path and time; and search. A version can be\n" +
 			"restored or redacted, each after a confirmation page, recorded with your name as author\n" +
-			"(--actor, default user@host). --readonly shows no action.\n\n" +
+			"(--actor, default user@host). --readonly shows no action. With --mount, each mounted store\n" +
+			"shows at /memories/NAME with its own history; a read-only mount shows no action.\n\n" +
 			"Without tokens it serves loopback addresses only, with no login. With the MCP server's\n" +
 			"tokens (--token-file, else $" + mcpTokenFileEnv + "; $" + mcpTokenEnv + " adds one for the whole\n" +
 			"store), each person logs in once with a token and sees that tenant's part of the store,\n" +
@@ -102,27 +105,78 @@ type webAuth struct {
 	oauth  *mcpserver.OAuth
 }
 
-// webServer opens the store with its history and returns the console over
-// it, for auth, and the function that closes the store.
+// webServer opens the store with its history (or each store of the --mount
+// table with its own) and returns the console over it, for auth, and the
+// function that closes the stores.
 func (a *app) webServer(ctx context.Context, auth webAuth, actor string, readOnlyConsole bool) (*web.Server, func(), error) {
 	acc := readWrite
 	if readOnlyConsole {
 		acc = readOnly
 	}
-	hs, done, err := a.openHistory(ctx, acc)
-	if err != nil {
-		return nil, nil, err
-	}
 	if actor == "" {
 		actor = defaultActor(a.getenv)
 	}
-	srv, err := web.New(web.Options{History: hs, Memory: a.instrumentOptions(memory.Options{}), ReadOnly: readOnlyConsole,
-		Tokens: auth.tokens, OAuth: auth.oauth, Actor: actor, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))})
+	opts := web.Options{Memory: a.instrumentOptions(memory.Options{}), ReadOnly: readOnlyConsole,
+		Tokens: auth.tokens, OAuth: auth.oauth, Actor: actor, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
+	var done func()
+	var err error
+	if len(a.mounts) > 0 {
+		opts.Mounts, done, err = a.openWebMounts(ctx, acc)
+	} else {
+		opts.History, done, err = a.openHistory(ctx, acc)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := web.New(opts)
 	if err != nil {
 		done()
 		return nil, nil, err
 	}
 	return srv, done, nil
+}
+
+// openWebMounts opens the store of every --mount for acc, each with a
+// history Store of its own configured by its URL's history parameters (as
+// openHistory opens one store), and returns them as the console's mounts
+// with the function that closes them. On failure it closes what it opened.
+func (a *app) openWebMounts(ctx context.Context, acc access) ([]web.Mount, func(), error) {
+	if a.storeFlag != "" {
+		return nil, nil, usageErrorf("--store and --mount cannot be used together: put the store under a --mount too")
+	}
+	var mounts []web.Mount
+	var opened []blob.Store
+	done := func() {
+		for _, s := range opened {
+			blob.Close(s)
+		}
+	}
+	for _, value := range a.mounts {
+		spec, err := parseMount(value) // mount.go
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
+		raw, hopts, err := splitHistoryParams(spec.url) // history.go
+		if err != nil {
+			done()
+			return nil, nil, fmt.Errorf("mount %s: %w", spec.name, err)
+		}
+		s, err := a.openURL(ctx, raw, acc)
+		if err != nil {
+			done()
+			return nil, nil, fmt.Errorf("mount %s: %w", spec.name, err)
+		}
+		opened = append(opened, s)
+		hopts.Logger = a.logger()
+		hs, err := history.New(s, &hopts)
+		if err != nil {
+			done()
+			return nil, nil, fmt.Errorf("mount %s: %w", spec.name, err)
+		}
+		mounts = append(mounts, web.Mount{Name: spec.name, History: hs, ReadOnly: spec.readOnly})
+	}
+	return mounts, done, nil
 }
 
 // loadTLS returns the TLS configuration of --tls-cert and --tls-key, nil

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,5 +299,49 @@ func TestTreeCalls(t *testing.T) {
 	}
 	if got, want := tree(), plus(listing, 1, 1); got != want {
 		t.Errorf("after x.md changed: %+v, want %+v", got, want)
+	}
+}
+
+// TestConcurrentTreeViews: views of the tree, released at once while files
+// change, each answer 200 with an author for every file (the author cache
+// is shared), and after the changes the authors are the last writers'.
+func TestConcurrentTreeViews(t *testing.T) {
+	f := newFixture(t, web.Options{})
+	for i := range 4 {
+		f.create("first", fmt.Sprintf("/memories/f%d.md", i), "0\n")
+	}
+	const viewers = 16
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var ok, failed atomic.Int32
+	for range viewers {
+		wg.Go(func() {
+			<-start
+			w := httptest.NewRecorder()
+			f.srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/tree", nil))
+			if w.Code == http.StatusOK && strings.Count(w.Body.String(), `<tr class="file">`) == 4 && !strings.Contains(w.Body.String(), "<td></td></tr>") {
+				ok.Add(1)
+			} else {
+				failed.Add(1)
+			}
+		})
+	}
+	var written atomic.Int32
+	for i := range 4 {
+		wg.Go(func() {
+			<-start
+			ctx := memory.WithActor(context.Background(), "second")
+			if res := f.h.StrReplace(ctx, fmt.Sprintf("/memories/f%d.md", i), "0", "1"); res.Err == nil {
+				written.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if ok.Load() != viewers || failed.Load() != 0 || written.Load() != 4 {
+		t.Errorf("%d views answered with every author, %d did not, of %d; %d of 4 writes landed", ok.Load(), failed.Load(), viewers, written.Load())
+	}
+	if got := strings.Count(f.get("/tree").Body.String(), "<td>second</td></tr>"); got != 4 {
+		t.Errorf("after the changes %d files show their last writer, want 4", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/cloudmem/cloudmem/mcpserver"
 )
@@ -122,11 +123,39 @@ func tokenOf(r *http.Request) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	if isJWT(c.Value) {
+		return c.Value, true
+	}
 	b, err := base64.RawURLEncoding.DecodeString(c.Value)
 	if err != nil || len(b) == 0 {
 		return "", false
 	}
 	return string(b), true
+}
+
+// cookieValue is how the cookie holds token: a JWT (an OAuth access token)
+// as itself, since its characters are a cookie's and browsers keep no
+// cookie over 4 KiB; any other token in base64url, which never holds the
+// dots that mark a JWT.
+func cookieValue(token string) string {
+	if isJWT(token) {
+		return token
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(token))
+}
+
+// isJWT reports whether v has the form of a compact JWT: base64url parts
+// joined by dots.
+func isJWT(v string) bool {
+	if !strings.Contains(v, ".") {
+		return false
+	}
+	for _, c := range v {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // csrfToken is the CSRF token of a session keyed by key (its bearer token,
@@ -177,7 +206,7 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnauthorized, "login", nil, s.loginPage(msg))
 		return
 	}
-	http.SetCookie(w, cookie(r, base64.RawURLEncoding.EncodeToString([]byte(token)), 0))
+	http.SetCookie(w, cookie(r, cookieValue(token), 0))
 	http.Redirect(w, r, "/tree", http.StatusSeeOther)
 }
 

@@ -113,7 +113,13 @@ func TestOAuth(t *testing.T) {
 		`<p class="error" role="alert">That token was refused: the token has expired. Paste a current access token for this memory store.</p>`)
 
 	// alice, with memory:write, sees her files and the actions.
-	alice := f.login(iss.token(t, "alice", "memory:read memory:write", clock.Now()))
+	aliceToken := iss.token(t, "alice", "memory:read memory:write", clock.Now())
+	alice := f.login(aliceToken)
+	// The cookie holds the JWT as itself (no base64 to grow it past a
+	// browser's 4 KiB).
+	if alice.Value != aliceToken {
+		t.Errorf("the cookie holds %q, want the token", alice.Value)
+	}
 	w := f.get("/tree", alice)
 	want(t, w, http.StatusOK, `<span class="who">alice</span>`,
 		`<tr class="file"><td><a href="/file?path=%2fmemories%2fa.md">a.md</a></td><td>4 bytes</td>`)

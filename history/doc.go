@@ -52,7 +52,8 @@
 // on a store without history. A tree delete deletes key by key too (see
 // Store.DeleteTree), each key with its own record. The
 // reading methods (History, Show, Diff, Audit) list the records and read
-// those they need; they never write.
+// those they need; they never write. LastChange lists only the records of
+// one path and reads the latest.
 //
 // # Guarantees
 //

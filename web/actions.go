@@ -24,43 +24,46 @@ type target struct {
 // that the session may act: it writes the refusal and returns ok false
 // otherwise. A POST must carry the session's CSRF token, which is checked
 // before anything is read.
-func (s *Server) action(w http.ResponseWriter, r *http.Request, se *session) (t target, skey string, ok bool) {
+func (s *Server) action(w http.ResponseWriter, r *http.Request, se *session) (t target, pt *part, pkey string, ok bool) {
 	if r.Method == http.MethodPost && !checkCSRF(r, se) {
 		s.fail(w, r, se, http.StatusForbidden, msgCSRF)
-		return t, "", false
+		return t, nil, "", false
 	}
 	p, key, err := resolve(r, "")
 	if err != nil {
 		s.failErr(w, r, se, p, "", err)
-		return t, "", false
+		return t, nil, "", false
 	}
 	skey, mountRO, found := storeKey(se.scope.tenant, key)
-	if se.scope.readOnly || mountRO {
+	if found {
+		pt, pkey, found = s.locate(skey)
+	}
+	if se.scope.readOnly || mountRO || found && pt.readOnly {
 		s.fail(w, r, se, http.StatusForbidden, msgReadOnly)
-		return t, "", false
+		return t, nil, "", false
 	}
 	id := r.FormValue("version")
 	if !found {
 		s.failErr(w, r, se, p, id, &memory.Error{Kind: memory.ErrNotFound, Msg: msgNoFile(p)})
-		return t, "", false
+		return t, nil, "", false
 	}
 	vs, err := s.versions(r, se, key)
 	if err != nil {
 		s.failErr(w, r, se, p, id, err)
-		return t, "", false
+		return t, nil, "", false
 	}
 	i := slices.IndexFunc(vs, func(v history.Version) bool { return v.ID != "" && v.ID == id })
 	if i < 0 {
 		s.failErr(w, r, se, p, id, history.ErrUnknownVersion)
-		return t, "", false
+		return t, nil, "", false
 	}
-	return target{Path: p, Crumbs: fileCrumbs(p), Version: vs[i]}, skey, true
+	return target{Path: p, Crumbs: fileCrumbs(p), Version: vs[i]}, pt, pkey, true
 }
 
 // confirmRestore is the confirmation of a restore: what it will write, and
 // the change it makes to the current content.
 func (s *Server) confirmRestore(w http.ResponseWriter, r *http.Request, se *session) {
-	t, _, ok := s.action(w, r, se)
+	t, _, _, ok := s.action(w, r, se)
 	if !ok {
 		return
 	}
@@ -103,15 +106,15 @@ func isNotFound(err error) bool {
 // memory handler, so every rule of the tree holds), recorded with the
 // person as its actor.
 func (s *Server) restore(w http.ResponseWriter, r *http.Request, se *session) {
-	t, skey, ok := s.action(w, r, se)
+	t, pt, pkey, ok := s.action(w, r, se)
 	if !ok {
 		return
 	}
 	ctx := memory.WithActor(r.Context(), se.who)
 	h, tenant := se.scope.handler, se.scope.tenant
-	nv, err := s.opts.History.Restore(ctx, skey, t.Version.ID, func(ctx context.Context, key string, data []byte, ifVersion string) error {
-		k, ok := tenantKey(tenant, key)
-		if !ok { // not reached: key is skey
+	nv, err := pt.hist.Restore(ctx, pkey, t.Version.ID, func(ctx context.Context, key string, data []byte, ifVersion string) error {
+		k, ok := tenantKey(tenant, pt.topKey(key))
+		if !ok { // not reached: key is pkey
 			return &memory.Error{Kind: memory.ErrNotFound, Msg: msgNoFile(t.Path)}
 		}
 		_, err := h.Write(ctx, memory.PathOf(k), data, ifVersion)
@@ -128,7 +131,7 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request, se *session) {
 // confirmRedact is the confirmation of a redaction: every version whose
 // content it erases, or why it cannot be done.
 func (s *Server) confirmRedact(w http.ResponseWriter, r *http.Request, se *session) {
-	t, _, ok := s.action(w, r, se)
+	t, _, _, ok := s.action(w, r, se)
 	if !ok {
 		return
 	}
@@ -163,11 +166,11 @@ func (s *Server) confirmRedact(w http.ResponseWriter, r *http.Request, se *sessi
 // redact erases the version's content (history.Redact), recorded with the
 // person as the redactor.
 func (s *Server) redact(w http.ResponseWriter, r *http.Request, se *session) {
-	t, skey, ok := s.action(w, r, se)
+	t, pt, pkey, ok := s.action(w, r, se)
 	if !ok {
 		return
 	}
-	vs, err := s.opts.History.Redact(memory.WithActor(r.Context(), se.who), skey, t.Version.ID)
+	vs, err := pt.hist.Redact(memory.WithActor(r.Context(), se.who), pkey, t.Version.ID)
 	if err != nil {
 		s.failErr(w, r, se, t.Path, t.Version.ID, err)
 		return

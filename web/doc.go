@@ -7,6 +7,10 @@
 //	srv, _ := web.New(web.Options{History: hs, Actor: "alice@laptop"})
 //	err := srv.Serve(ctx, ln, nil) // or use srv as an http.Handler
 //
+// Over a mount table, Options.Mounts gives each store with its own history
+// (or none): the console composes them with package mount, and reads each
+// file's history from its mount.
+//
 // # Pages
 //
 // The tree of a directory (sizes, last change, who made it), a file (line
@@ -39,7 +43,10 @@
 // Without tokens the console needs no login and Serve refuses any address
 // but loopback. With tokens (the MCP server's token file), a person logs in
 // once with a token, which is kept in an HttpOnly, SameSite=Strict cookie
-// (Secure over TLS), and sees the tenant's part of the store. Every action
+// (Secure over TLS), and sees the tenant's part of the store. With OAuth
+// (Options.OAuth, the MCP server's verifier), the token is an access token,
+// verified again on every request: its tenant and scope map as over MCP,
+// and the login ends when it expires. Every action
 // is a POST that must carry the session's CSRF token (an HMAC of the
 // session's token) and pass http.CrossOriginProtection, so a forged
 // cross-site request changes nothing. The server keeps no session state:

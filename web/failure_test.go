@@ -6,6 +6,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -147,5 +148,58 @@ func TestConcurrentRestores(t *testing.T) {
 	}
 	if data, _ := f.h.ReadFile(context.Background(), "/memories/a.md"); string(data) != "good\n" {
 		t.Errorf("after the restores: %q", data)
+	}
+}
+
+// recordsFailing fails, once broken, every List and Get of the history
+// records, and nothing else.
+type recordsFailing struct{ failing }
+
+func (f *recordsFailing) Get(ctx context.Context, key string, limit int64) ([]byte, blob.Info, error) {
+	if strings.HasPrefix(key, history.Namespace) {
+		return f.failing.Get(ctx, key, limit)
+	}
+	return f.Inner.Get(ctx, key, limit)
+}
+
+func (f *recordsFailing) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, error] {
+	if strings.HasPrefix(prefix, history.Namespace) {
+		return f.failing.List(ctx, prefix)
+	}
+	return f.Inner.List(ctx, prefix)
+}
+
+// TestTreeAuthorsFailure: when the history records cannot be read, the
+// tree shows its files without authors, and the failure is not remembered:
+// the next view shows them.
+func TestTreeAuthorsFailure(t *testing.T) {
+	st := &recordsFailing{failing{Forward: blob.Forward{Inner: mem.New(nil)}}}
+	hs, err := history.New(st, &history.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := memory.New(hs, memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := h.Create(memory.WithActor(context.Background(), "agent"), "/memories/a.md", "one\n"); res.Err != nil {
+		t.Fatal(res.Text)
+	}
+	srv, err := web.New(web.Options{History: hs, Logger: quiet, Actor: "lead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, hs: hs, h: h, srv: srv}
+	row := `<tr class="file"><td><a href="/file?path=%2fmemories%2fa.md">a.md</a></td><td>4 bytes</td>`
+	st.broken.Store(true)
+	w := f.get("/tree")
+	want(t, w, http.StatusOK, row)
+	refuse(t, w, "agent", "10.1.2.3", "secret-bucket")
+	if !strings.Contains(w.Body.String(), "<td></td></tr>\n</tbody>") {
+		t.Errorf("the tree shows an author it could not read:\n%s", w.Body.String())
+	}
+	st.broken.Store(false)
+	if w := f.get("/tree"); !strings.Contains(w.Body.String(), "<td>agent</td></tr>\n</tbody>") {
+		t.Errorf("the tree does not show the author once the records read again:\n%s", w.Body.String())
 	}
 }

@@ -69,3 +69,33 @@ func under(prefix, key string) (string, bool) {
 	rest, ok := strings.CutPrefix(key, strings.TrimSuffix(prefix, "/")+"/")
 	return rest, ok && rest != ""
 }
+
+// seesPart reports whether tenant t (nil: the whole store) sees any of part
+// p, and at which key of t's tree the part (or the piece of it t sees)
+// shows: "" for the whole tree.
+func seesPart(t *mcpserver.Tenant, p *part) (at string, ok bool) {
+	switch {
+	case p.name == "":
+		return "", true
+	case t == nil:
+		return p.name, true
+	}
+	type view struct{ at, prefix string } // where t shows the keys under prefix
+	views := []view{{"", t.Prefix}}
+	if len(t.Mounts) > 0 {
+		views = views[:0]
+		for _, m := range t.Mounts {
+			views = append(views, view{m.Name, join(t.Prefix, m.Prefix)})
+		}
+	}
+	for _, v := range views {
+		prefix := strings.Trim(v.prefix, "/")
+		switch {
+		case prefix == "":
+			return strings.TrimPrefix(join(v.at, p.name), "/"), true
+		case prefix == p.name || strings.HasPrefix(prefix, p.name+"/"):
+			return v.at, true
+		}
+	}
+	return "", false
+}

@@ -18,6 +18,14 @@ const (
 	msgNoImage     = "This file is not an image."
 )
 
+func msgTokenRefused(reason string) string {
+	return fmt.Sprintf("That token was refused: %s. Paste a current access token for this memory store.", reason)
+}
+
+func msgLoginEnded(reason string) string {
+	return fmt.Sprintf("Your login has ended: %s. Log in again with a new token.", reason)
+}
+
 func msgNoFile(path string) string {
 	return fmt.Sprintf("There is no file %s.", path)
 }
@@ -40,6 +48,14 @@ func msgChanged(path string) string {
 
 func msgNoHistory(path string) string {
 	return fmt.Sprintf("%s has no recorded versions and no file.", path)
+}
+
+func msgHistoryNotKept(path string) string {
+	return fmt.Sprintf("No history is kept where %s is stored, so it has no versions to show, restore or redact.", path)
+}
+
+func msgNoHistoryKept(paths []string) string {
+	return fmt.Sprintf("No history is kept in %s, so changes there are not in this log.", strings.Join(paths, ", "))
 }
 
 func msgBadTime(field, value string) string {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -93,6 +94,7 @@ type treeEntry struct {
 	Size       int64
 	Modified   time.Time
 	Actor      string // who made the last recorded change of a file
+	key        string // a file's key in the session's tree
 }
 
 type treeData struct {
@@ -114,9 +116,9 @@ func (s *Server) serveTree(w http.ResponseWriter, r *http.Request, se *session) 
 		s.failErr(w, r, se, p, "", err)
 		return
 	}
-	actors := s.lastActors(r, se)
 	var entries []treeEntry
-	at := map[string]int{} // directory name -> index in entries
+	var direct []memory.FileInfo // the directory's own files
+	at := map[string]int{}       // directory name -> index in entries
 	for _, f := range infos {
 		rest := f.Key
 		if key != "" {
@@ -124,7 +126,8 @@ func (s *Server) serveTree(w http.ResponseWriter, r *http.Request, se *session) 
 		}
 		name, _, isDir := strings.Cut(rest, "/")
 		if !isDir {
-			entries = append(entries, treeEntry{Name: name, Path: f.Path, Size: f.Size, Modified: f.Modified, Actor: actors[f.Key]})
+			direct = append(direct, f)
+			entries = append(entries, treeEntry{Name: name, Path: f.Path, Size: f.Size, Modified: f.Modified, key: f.Key})
 			continue
 		}
 		i, ok := at[name]
@@ -140,6 +143,10 @@ func (s *Server) serveTree(w http.ResponseWriter, r *http.Request, se *session) 
 			e.Modified = f.Modified
 		}
 	}
+	actors := s.lastActors(r.Context(), se, direct)
+	for i := range entries {
+		entries[i].Actor = actors[entries[i].key]
+	}
 	slices.SortStableFunc(entries, func(a, b treeEntry) int {
 		if a.Dir != b.Dir {
 			if a.Dir {
@@ -150,27 +157,6 @@ func (s *Server) serveTree(w http.ResponseWriter, r *http.Request, se *session) 
 		return strings.Compare(a.Name, b.Name)
 	})
 	s.render(w, r, http.StatusOK, "tree", se, page{Title: p, Data: treeData{Path: p, Crumbs: crumbs(p), Entries: entries}})
-}
-
-// lastActors returns, by key of the session's tree, who made the last
-// recorded change of each file (one read of the audit trail). On failure
-// it returns none: the tree shows without them, and the log says why.
-func (s *Server) lastActors(r *http.Request, se *session) map[string]string {
-	events, err := s.opts.History.Audit(r.Context(), history.AuditFilter{})
-	if err != nil {
-		s.opts.Logger.Warn("web: reading the audit trail for the tree", "err", err)
-		return nil
-	}
-	out := map[string]string{}
-	for _, e := range events {
-		if e.Op == history.OpRedacted {
-			continue
-		}
-		if k, ok := tenantKey(se.scope.tenant, e.Path); ok {
-			out[k] = e.Actor
-		}
-	}
-	return out
 }
 
 // line is one numbered line of a file.
@@ -237,16 +223,35 @@ func (s *Server) content(r *http.Request, se *session, key, id string) ([]byte, 
 		data, err := se.scope.handler.ReadFile(r.Context(), memory.PathOf(key))
 		return data, nil, err
 	}
-	skey, _, ok := storeKey(se.scope.tenant, key)
-	if !ok || key == "" {
-		return nil, nil, &memory.Error{Kind: memory.ErrNotFound, Msg: msgNoFile(memory.PathOf(key))}
-	}
-	data, v, err := s.opts.History.Show(r.Context(), skey, id)
+	p, pkey, err := s.historyOf(se, key)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.showPaths(se, &v)
+	data, v, err := p.hist.Show(r.Context(), pkey, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.showPaths(se, p, &v)
 	return data, &v, nil
+}
+
+// historyOf returns the part holding the file at key of the session's
+// tree, and its key there: a not-found error for a key outside the
+// session's mounts, errNoHistoryKept for a mount without history.
+func (s *Server) historyOf(se *session, key string) (*part, string, error) {
+	skey, _, ok := storeKey(se.scope.tenant, key)
+	var p *part
+	var pkey string
+	if ok && key != "" {
+		p, pkey, ok = s.locate(skey)
+	}
+	switch {
+	case !ok || key == "":
+		return nil, "", &memory.Error{Kind: memory.ErrNotFound, Msg: msgNoFile(memory.PathOf(key))}
+	case p.hist == nil:
+		return nil, "", errNoHistoryKept
+	}
+	return p, pkey, nil
 }
 
 // numbered splits text into numbered lines (a last line without a newline
@@ -299,6 +304,7 @@ type historyData struct {
 	Path     string
 	Crumbs   []crumb
 	Versions []versionRow
+	ReadOnly bool // the file cannot be changed: no actions
 }
 
 // serveHistory shows the timeline of a file's versions, newest first, with
@@ -314,37 +320,39 @@ func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request, se *sessio
 		s.failErr(w, r, se, p, "", err)
 		return
 	}
+	skey, mountRO, _ := storeKey(se.scope.tenant, key)
+	pt, _, _ := s.locate(skey)
 	rows := make([]versionRow, len(vs))
 	for i, v := range vs {
 		rows[len(vs)-1-i] = versionRow{Version: v, Shown: v.Path, FromShown: v.From,
 			HasContent: v.ID != "" && v.Op != history.OpDeleted && v.Redacted == nil}
 	}
 	s.render(w, r, http.StatusOK, "history", se, page{Title: "History of " + p,
-		Data: historyData{Path: p, Crumbs: fileCrumbs(p), Versions: rows}})
+		Data: historyData{Path: p, Crumbs: fileCrumbs(p), Versions: rows, ReadOnly: se.scope.readOnly || mountRO || pt.readOnly}})
 }
 
 // versions returns the history of the file at key of the session's tree,
 // oldest first, with the paths as the session sees them (see showPaths).
 func (s *Server) versions(r *http.Request, se *session, key string) ([]history.Version, error) {
-	skey, _, ok := storeKey(se.scope.tenant, key)
-	if !ok || key == "" {
-		return nil, &memory.Error{Kind: memory.ErrNotFound, Msg: msgNoFile(memory.PathOf(key))}
+	p, pkey, err := s.historyOf(se, key)
+	if err != nil {
+		return nil, err
 	}
-	vs, err := s.opts.History.History(r.Context(), skey)
+	vs, err := p.hist.History(r.Context(), pkey)
 	for i := range vs {
-		s.showPaths(se, &vs[i])
+		s.showPaths(se, p, &vs[i])
 	}
 	return vs, err
 }
 
-// showPaths turns the store keys of v into memory paths of the session's
-// tree ("" for one it does not see).
-func (s *Server) showPaths(se *session, v *history.Version) {
-	show := func(skey string) string {
-		if skey == "" {
+// showPaths turns the keys of v, keys of part p's store, into memory paths
+// of the session's tree ("" for one it does not see).
+func (s *Server) showPaths(se *session, p *part, v *history.Version) {
+	show := func(key string) string {
+		if key == "" {
 			return ""
 		}
-		if k, ok := tenantKey(se.scope.tenant, skey); ok {
+		if k, ok := tenantKey(se.scope.tenant, p.topKey(key)); ok {
 			return memory.PathOf(k)
 		}
 		return ""
@@ -446,6 +454,45 @@ type auditData struct {
 	Actor, Path, Since, Until string // the filter, as given
 	Rows                      []auditRow
 	Note                      string // when rows were left out
+	NoHistory                 string // the mounts whose changes are not in the log
+}
+
+// audit returns the events of every part the session sees, in time order,
+// with the keys of the session's tree as paths (From "" when the session
+// does not see it), and the memory paths of the mounts it sees that keep
+// no history.
+func (s *Server) audit(ctx context.Context, se *session, f history.AuditFilter) (events []history.Event, missing []string, err error) {
+	for _, p := range s.parts {
+		at, seen := seesPart(se.scope.tenant, p)
+		switch {
+		case !seen:
+			continue
+		case p.hist == nil:
+			missing = append(missing, memory.PathOf(at))
+			continue
+		}
+		evs, err := p.hist.Audit(ctx, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range evs {
+			k, ok := tenantKey(se.scope.tenant, p.topKey(e.Path))
+			if !ok {
+				continue
+			}
+			e.Path = k
+			if from := e.From; from != "" {
+				e.From, _ = tenantKey(se.scope.tenant, p.topKey(from))
+			}
+			events = append(events, e)
+		}
+	}
+	if len(s.parts) > 1 {
+		slices.SortStableFunc(events, func(a, b history.Event) int {
+			return cmp.Or(a.Time.Compare(b.Time), strings.Compare(a.Version, b.Version))
+		})
+	}
+	return events, missing, nil
 }
 
 // serveAudit shows the audit trail, newest first, filtered by actor (exact),
@@ -474,24 +521,24 @@ func (s *Server) serveAudit(w http.ResponseWriter, r *http.Request, se *session)
 			return
 		}
 	}
-	events, err := s.opts.History.Audit(r.Context(), f)
+	events, missing, err := s.audit(r.Context(), se, f)
 	if err != nil {
 		status, msg := s.describe(d.Path, "", err)
 		render(status, msg)
 		return
 	}
+	if len(missing) > 0 {
+		d.NoHistory = msgNoHistoryKept(missing)
+	}
 	var rows []auditRow
 	for _, e := range slices.Backward(events) {
-		k, ok := tenantKey(se.scope.tenant, e.Path)
-		if !ok || !until.IsZero() && e.Time.After(until) || pathKey != "" && k != pathKey && !strings.HasPrefix(k, pathKey+"/") {
+		k := e.Path
+		if !until.IsZero() && e.Time.After(until) || pathKey != "" && k != pathKey && !strings.HasPrefix(k, pathKey+"/") {
 			continue
 		}
 		e.Path = memory.PathOf(k)
-		if from := e.From; from != "" {
-			e.From = ""
-			if fk, ok := tenantKey(se.scope.tenant, from); ok {
-				e.From = memory.PathOf(fk)
-			}
+		if e.From != "" {
+			e.From = memory.PathOf(e.From)
 		}
 		rows = append(rows, auditRow{e})
 	}

@@ -120,6 +120,8 @@ func (s *Server) failErr(w http.ResponseWriter, r *http.Request, se *session, p 
 func (s *Server) describe(p, id string, err error) (int, string) {
 	var me *memory.Error
 	switch {
+	case errors.Is(err, errNoHistoryKept):
+		return http.StatusNotFound, msgHistoryNotKept(p)
 	case errors.Is(err, history.ErrUnknownVersion):
 		return http.StatusNotFound, msgUnknownVersion(p, id)
 	case errors.Is(err, history.ErrNoContent):

@@ -41,10 +41,14 @@ var ErrNoAuth = errors.New("web: serving beyond loopback needs tokens")
 // Options configures a Server.
 type Options struct {
 	// History is the store the console shows: every page reads through it
-	// and every action writes through it, so that each is recorded. It is
-	// required. A store that has no history records still works: its
-	// files show with no recorded versions.
+	// and every action writes through it, so that each is recorded. A
+	// store that has no history records still works: its files show with
+	// no recorded versions. Exactly one of History and Mounts is set.
 	History *history.Store
+	// Mounts, instead of History, shows a mount table: each store at
+	// /memories/NAME, with its own history (or none), as package mount
+	// composes them.
+	Mounts []Mount
 	// Memory configures the memory handlers the console reads and writes
 	// through; a read-only tenant's is read-only whatever it says.
 	Memory memory.Options
@@ -54,6 +58,13 @@ type Options struct {
 	// console needs no login, shows the whole store, and Serve refuses any
 	// address but loopback.
 	Tokens *mcpserver.Tokens
+	// OAuth, when set, logs people in with the OAuth access tokens the MCP
+	// server accepts (its HTTPOptions.OAuth): each request's token is
+	// verified again, so a login ends when its token expires, and the
+	// token's tenant and scope give what the person sees and may do, as
+	// over MCP (a token without memory:write is read-only). It takes no
+	// Tokens.
+	OAuth *mcpserver.OAuth
 	// Actor is who the console's changes are recorded as when there are
 	// no tokens (a tenant's changes are recorded as the tenant's name).
 	Actor string
@@ -72,13 +83,16 @@ var files embed.FS
 // use, and keeps no session state: the session is the request's cookie.
 type Server struct {
 	opts   Options
-	secret []byte // the CSRF key of the console without tokens, per process
+	top    blob.Store // the store shown: Options.History, or the mount table
+	parts  []*part    // the stores whose history is read: top, or each mount
+	actors actorCache // the last change of each file, for the tree page
+	secret []byte     // the CSRF key of the console without tokens, per process
 	pages  map[string]*template.Template
 	mux    *http.ServeMux
 	h      http.Handler // mux behind the cross-origin check and the headers
 
 	mu     sync.Mutex
-	scopes map[string]*scope // by tenant name; "" without tokens
+	scopes map[string]*scope // by scopeName
 }
 
 // scope is what one tenant (or the console without tokens) sees.
@@ -91,18 +105,22 @@ type scope struct {
 
 // New returns a console serving opts.
 func New(opts Options) (*Server, error) {
-	if opts.History == nil {
-		return nil, errors.New("web: Options.History is required")
+	top, parts, err := openParts(opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.OAuth != nil && opts.Tokens.Len() > 0 {
+		return nil, errors.New("web: Options takes Tokens or OAuth, not both")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if blob.IsReadOnly(opts.History) {
+	if blob.IsReadOnly(top) {
 		opts.ReadOnly = true
 	}
-	s := &Server{opts: opts, secret: make([]byte, 32), scopes: map[string]*scope{}, mux: http.NewServeMux()}
+	s := &Server{opts: opts, top: top, parts: parts, actors: actorCache{m: map[string]cachedActor{}},
+		secret: make([]byte, 32), scopes: map[string]*scope{}, mux: http.NewServeMux()}
 	rand.Read(s.secret) // never fails (crypto/rand)
-	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -140,13 +158,23 @@ func headers(next http.Handler) http.Handler {
 	})
 }
 
+// scopeName names the scope of tenant t: "" for the whole store, else its
+// name, marked when read-only (an OAuth tenant is read-only for a token
+// without memory:write, and writable for one with it).
+func scopeName(t *mcpserver.Tenant) string {
+	switch {
+	case t == nil:
+		return ""
+	case t.ReadOnly:
+		return t.Name + " (read-only)"
+	}
+	return t.Name
+}
+
 // scopeOf returns the scope of tenant t (nil: the whole store), opening its
 // handler and index at first use.
 func (s *Server) scopeOf(t *mcpserver.Tenant) (*scope, error) {
-	name := ""
-	if t != nil {
-		name = t.Name
-	}
+	name := scopeName(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sc, ok := s.scopes[name]; ok {
@@ -157,7 +185,7 @@ func (s *Server) scopeOf(t *mcpserver.Tenant) (*scope, error) {
 	if s.opts.ReadOnly {
 		opts.ReadOnly = true
 	}
-	h, idx, err := mcpserver.TenantSearch(s.opts.History, t, opts, s.opts.Search)
+	h, idx, err := mcpserver.TenantSearch(s.top, t, opts, s.opts.Search)
 	if err != nil {
 		return nil, err
 	}
@@ -206,10 +234,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 }
 
 // CheckAddr returns the error Serve gives for a listener on addr: ErrNoAuth
-// when the console has no tokens and addr is not loopback, else nil.
+// when the console has neither tokens nor OAuth and addr is not loopback,
+// else nil.
 func (s *Server) CheckAddr(addr net.Addr) error {
-	if s.opts.Tokens.Len() == 0 && !mcpserver.IsLoopback(addr) {
-		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment)", ErrNoAuth, addr)
+	if !s.needsLogin() && !mcpserver.IsLoopback(addr) {
+		return fmt.Errorf("%w: %s is not a loopback address; give tokens (a token file or the environment) or OAuth", ErrNoAuth, addr)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 			`               {"name": "audit", "token": "<the token>", "readonly": true}]}` + "\n" +
 			"and $" + mcpTokenEnv + " adds one token for the whole store. Without any token it serves\n" +
 			"loopback addresses only. --web also serves the web console (cloudmem web) at http://ADDR/,\n" +
-			"with the same tokens. SIGTERM shuts it down gracefully.",
+			"with the same tokens or OAuth access tokens. SIGTERM shuts it down gracefully.",
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -100,7 +100,7 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 	flags.BoolVar(&f.stdio, "stdio", false, "serve stdio even when the store's mcp settings in the config file name an HTTP address")
 	addOAuthFlags(cmd, &f.oauth) // mcp_oauth.go
 	flags.BoolVar(&f.stateless, "stateless", false, "with --http, keep nothing between requests (no sessions), so that any of several replicas behind a load balancer answers any request")
-	flags.BoolVar(&f.web, "web", false, "with --http, serve the web console (cloudmem web) at the same address, with the same tokens")
+	flags.BoolVar(&f.web, "web", false, "with --http, serve the web console (cloudmem web) at the same address, with the same tokens or OAuth")
 	addActorFlag(cmd, &f.actor)
 	return cmd
 }
@@ -158,11 +158,6 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 		actor = defaultActor(a.getenv)
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, nil))
-	if f.web && f.oauth.set() {
-		// The console logs people in with tokens; without any it would be
-		// open to whoever reaches the address.
-		return usageErrorf("--web does not go with --oauth-issuer: the web console logs in with the token file's tokens")
-	}
 	oauth, err := f.oauth.open(ctx, tokens, log)
 	if err != nil {
 		return err
@@ -178,7 +173,7 @@ func (a *app) serveHTTP(ctx context.Context, f mcpFlags) error {
 		opts.Search = &search.Options{}
 	}
 	if f.web {
-		console, done, err := a.webServer(ctx, tokens, f.actor, false)
+		console, done, err := a.webServer(ctx, webAuth{tokens: tokens, oauth: oauth}, f.actor, false)
 		if err != nil {
 			return err
 		}

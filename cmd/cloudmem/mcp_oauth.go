@@ -22,7 +22,7 @@ type oauthFlags struct {
 func addOAuthFlags(cmd *cobra.Command, f *oauthFlags) {
 	flags := cmd.Flags()
 	flags.StringVar(&f.issuer, "oauth-issuer", "", "with --http, accept the JWT access tokens of this authorization server (its issuer `URL`) instead of tokens")
-	flags.StringVar(&f.audience, "oauth-audience", "", "with --oauth-issuer, this server's resource `URI` (the URL clients reach /mcp at), which every token's aud must hold")
+	flags.StringVar(&f.audience, "oauth-audience", "", "with --oauth-issuer, the MCP server's resource `URI` (the URL clients reach /mcp at), which every token's aud must hold")
 	flags.StringVar(&f.claim, "oauth-tenant-claim", mcpserver.DefaultTenantClaim, "with --oauth-issuer, the token claim that names the tenant")
 	flags.DurationVar(&f.leeway, "oauth-leeway", mcpserver.DefaultLeeway, "with --oauth-issuer, the clock skew allowed on a token's exp, nbf and iat")
 	flags.StringVar(&f.tenants, "oauth-tenants", "", "with --oauth-issuer, the tenants of the claim's values, a JSON `FILE` (default: each value its own tenant and prefix)")

@@ -26,11 +26,15 @@ func TestWebCommandErrors(t *testing.T) {
 		stderr string
 	}{
 		{"beyond loopback without tokens", []string{"--store", dir, "web", "--http", "0.0.0.0:0"}, exitFail,
-			"cloudmem web: web: serving beyond loopback needs tokens: 0.0.0.0:0 is not a loopback address; give tokens (a token file or the environment)\n"},
+			"cloudmem web: web: serving beyond loopback needs tokens: 0.0.0.0:0 is not a loopback address; give tokens (a token file or the environment) or OAuth\n"},
 		{"a certificate without its key", []string{"--store", dir, "web", "--tls-cert", "c.pem"}, exitUsage,
-			"cloudmem web: --tls-cert and --tls-key go together\nUsage: cloudmem web [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
-		{"a mount table", []string{"--mount", "a=" + dir, "web"}, exitUsage,
-			"cloudmem web: the history commands work on one store: leave out --mount and name it with --store\nUsage: cloudmem web [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
+			"cloudmem web: --tls-cert and --tls-key go together\nUsage: cloudmem web [--http ADDR] [--token-file FILE | --oauth-issuer URL --oauth-audience URI] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
+		{"a mount table and a store", []string{"--store", dir, "--mount", "a=" + dir, "web"}, exitUsage,
+			"cloudmem web: --store and --mount cannot be used together: put the store under a --mount too\nUsage: cloudmem web [--http ADDR] [--token-file FILE | --oauth-issuer URL --oauth-audience URI] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
+		{"a bad history parameter of a mount", []string{"--mount", "a=file://" + dir + "?history_keep=2", "web"}, exitFail,
+			"cloudmem web: mount a: history: history_keep needs history=on\n"},
+		{"an issuer without an audience", []string{"--store", dir, "web", "--oauth-issuer", "https://idp.example.com"}, exitUsage,
+			"cloudmem web: --oauth-issuer and --oauth-audience go together\nUsage: cloudmem web [--http ADDR] [--token-file FILE | --oauth-issuer URL --oauth-audience URI] [--tls-cert FILE --tls-key FILE] [--readonly]\nRun 'cloudmem web --help' for more.\n"},
 		{"mcp --web without --http", []string{"--store", dir, "mcp", "--web"}, exitUsage,
 			"cloudmem mcp: --web needs --http\nUsage: cloudmem mcp [--http ADDR [--token-file FILE] [--tls-cert FILE --tls-key FILE]]\nRun 'cloudmem mcp --help' for more.\n"},
 	} {
@@ -148,5 +152,47 @@ func TestMCPWeb(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `<span class="who">default</span>`) ||
 		!strings.Contains(string(b), `<p class="empty">This directory holds no file.</p>`) {
 		t.Errorf("after the login: %d\n%s", resp.StatusCode, b)
+	}
+}
+
+// TestWebMounts runs "cloudmem --mount ... web": each mounted store at
+// /memories/NAME with its own history; a read-only mount shows its
+// versions and no action, and refuses a restore.
+func TestWebMounts(t *testing.T) {
+	team, docs := t.TempDir(), t.TempDir()
+	for _, c := range []struct{ store, text string }{
+		{team, "first\n"}, {team, "second\n"}, {docs, "doc\n"},
+	} {
+		if code, _, stderr := cloudmem([]string{"--store", "file://" + c.store + "?history=on", "put", "/memories/a.md", "-", "--force"}, c.text, nil); code != 0 {
+			t.Fatalf("put: %d %s", code, stderr)
+		}
+	}
+	base, stop := startServer(t, cliProcess(t, "--mount", "team=file://"+team+"?history=on", "--mount", "docs="+docs+":ro",
+		"web", "--http", "127.0.0.1:0", "--actor", "lead"), func(line string) string {
+		u, _ := strings.CutPrefix(line, "cloudmem web: serving ")
+		return strings.TrimSuffix(u, "/")
+	})
+	defer stop()
+	code, body := get(t, http.DefaultClient, base, "/tree")
+	for _, dir := range []string{"docs", "team"} {
+		if want := `<tr class="dir"><td><a href="/tree?path=%2fmemories%2f` + dir + `">` + dir + `/</a></td>`; code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET /tree: %d, lacks %s\n%s", code, want, body)
+		}
+	}
+	code, body = get(t, http.DefaultClient, base, "/history?path=/memories/team/a.md")
+	if code != http.StatusOK || strings.Count(body, `name="from"`) != 2 || !strings.Contains(body, `">Restore</a>`) {
+		t.Errorf("team's history: %d\n%s", code, body)
+	}
+	code, body = get(t, http.DefaultClient, base, "/history?path=/memories/docs/a.md")
+	if code != http.StatusOK || strings.Count(body, `name="from"`) != 1 || strings.Contains(body, "/restore?") {
+		t.Errorf("docs' history: %d\n%s", code, body)
+	}
+	code, body = get(t, http.DefaultClient, base, "/audit")
+	if code != http.StatusOK || strings.Count(body, "<tr><td>") != 3 || !strings.Contains(body, `<a href="/history?path=%2fmemories%2fdocs%2fa.md">/memories/docs/a.md</a>`) {
+		t.Errorf("the audit log: %d\n%s", code, body)
+	}
+	code, body = get(t, http.DefaultClient, base, "/restore?path=/memories/docs/a.md&version=0123456789abcdef")
+	if code != http.StatusForbidden || !strings.Contains(body, `<p class="error" role="alert">You can read this store but not change it, so nothing was changed.</p>`) {
+		t.Errorf("a restore in the read-only mount: %d\n%s", code, body)
 	}
 }

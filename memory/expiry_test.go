@@ -1,0 +1,225 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cloudmem/cloudmem/backends/file"
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/history"
+	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/policy"
+	"github.com/cloudmem/cloudmem/storeurl"
+)
+
+// fakeClock is a clock the test sets. It is safe for concurrent use.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// expiryRig is a store whose files under /memories/scratch expire an hour
+// after their last change, by a fake clock, with history on.
+type expiryRig struct {
+	clock *fakeClock
+	t0    time.Time      // when the rig's old files last changed
+	raw   blob.Store     // beneath expiry and history
+	hist  *history.Store // beneath expiry
+	store blob.Store     // the expiring store
+	h     *memory.Handler
+	age   func(t *testing.T, key string) // makes key's last change t0
+}
+
+var scratchRule = &policy.Policy{Expire: []policy.ExpireRule{{Path: "/memories/scratch/**", After: time.Hour}}}
+
+// expiryStores are the rigs' backends: mem, whose Modified is the fake
+// clock's (files written before the clock moves are old), and file, whose
+// Modified is the real mtime (a file is made old by setting its mtime).
+var expiryStores = []struct {
+	name string
+	new  func(t *testing.T, clock *fakeClock) (blob.Store, func(t *testing.T, key string, at time.Time))
+}{
+	{"mem", func(t *testing.T, clock *fakeClock) (blob.Store, func(*testing.T, string, time.Time)) {
+		return mem.New(&mem.Options{Now: clock.Now}), func(*testing.T, string, time.Time) {}
+	}},
+	{"file", func(t *testing.T, _ *fakeClock) (blob.Store, func(*testing.T, string, time.Time)) {
+		dir := t.TempDir()
+		s, err := file.Open(t.Context(), dir, &file.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, func(t *testing.T, key string, at time.Time) {
+			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(key)), at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}},
+}
+
+func newExpiryRig(t *testing.T, newStore func(*testing.T, *fakeClock) (blob.Store, func(*testing.T, string, time.Time)), opts memory.Options) *expiryRig {
+	t.Helper()
+	// A whole second a day ago: the file store's mtime has whole seconds,
+	// and the files the test writes on it are then a day younger.
+	t0 := time.Now().Add(-24 * time.Hour).Truncate(time.Second)
+	clock := &fakeClock{t: t0}
+	raw, setTime := newStore(t, clock)
+	hist, err := history.New(raw, &history.Options{Actor: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := storeurl.Expiring(hist, scratchRule, clock.Now)
+	opts.Logger = quiet
+	h, err := memory.New(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &expiryRig{clock: clock, t0: t0, raw: raw, hist: hist, store: s, h: h,
+		age: func(t *testing.T, key string) { setTime(t, key, t0) }}
+}
+
+// create writes path through the handler and makes it old (changed at t0).
+func (r *expiryRig) create(t *testing.T, path, text string) {
+	t.Helper()
+	if res := r.h.Create(t.Context(), path, text); res.IsError {
+		t.Fatal(res.Text)
+	}
+	key, err := memory.Resolve(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.age(t, key)
+}
+
+// Each command sees an expired file as absent from the instant it expires,
+// and not a nanosecond before; writes that meet it delete it, recorded as
+// policy:expire.
+func TestExpiryEveryCommand(t *testing.T) {
+	const old = "/memories/scratch/a.md"
+	type step struct {
+		name string
+		run  func(ctx context.Context, h *memory.Handler) memory.Result
+		live string // the whole text while the file lives
+		gone string // the whole text once it expired
+		// raw: what the scratch file's key holds in the store beneath
+		// once the command ran on the expired file ("" for nothing, "*"
+		// for either: a create beneath it deletes it only on a store that
+		// keeps names exclusive, the file store; elsewhere a sweep does).
+		raw string
+	}
+	listing := "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n"
+	steps := []step{
+		{name: "view file", run: func(ctx context.Context, h *memory.Handler) memory.Result { return h.View(ctx, old, nil) },
+			live: "Here's the content of " + old + " with line numbers:\n     1\told\n     2\t",
+			gone: "Error: The path " + old + " does not exist. Please provide a valid path.", raw: "old\n"},
+		{name: "view root", run: func(ctx context.Context, h *memory.Handler) memory.Result { return h.View(ctx, "/memories", nil) },
+			live: listing + "14B\t/memories\n5B\t/memories/keep.md\n9B\t/memories/scratch/\n4B\t/memories/scratch/a.md\n5B\t/memories/scratch/b.md",
+			gone: listing + "10B\t/memories\n5B\t/memories/keep.md\n5B\t/memories/scratch/\n5B\t/memories/scratch/b.md", raw: "old\n"},
+		{name: "view dir", run: func(ctx context.Context, h *memory.Handler) memory.Result {
+			return h.View(ctx, "/memories/scratch", nil)
+		},
+			live: "Here're the files and directories up to 2 levels deep in /memories/scratch, excluding hidden items and node_modules:\n9B\t/memories/scratch\n4B\t/memories/scratch/a.md\n5B\t/memories/scratch/b.md",
+			gone: "Here're the files and directories up to 2 levels deep in /memories/scratch, excluding hidden items and node_modules:\n5B\t/memories/scratch\n5B\t/memories/scratch/b.md", raw: "old\n"},
+		{name: "str_replace", run: func(ctx context.Context, h *memory.Handler) memory.Result {
+			return h.StrReplace(ctx, old, "old", "new")
+		},
+			live: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tnew\n     2\t",
+			gone: "Error: The path " + old + " does not exist. Please provide a valid path.", raw: "old\n"},
+		{name: "insert", run: func(ctx context.Context, h *memory.Handler) memory.Result { return h.Insert(ctx, old, 0, "top") },
+			live: "The file " + old + " has been edited.",
+			gone: "Error: The path " + old + " does not exist", raw: "old\n"},
+		{name: "delete", run: func(ctx context.Context, h *memory.Handler) memory.Result { return h.Delete(ctx, old) },
+			live: "Successfully deleted " + old,
+			gone: "Error: The path " + old + " does not exist"},
+		{name: "rename from", run: func(ctx context.Context, h *memory.Handler) memory.Result {
+			return h.Rename(ctx, old, "/memories/moved.md")
+		},
+			live: "Successfully renamed " + old + " to /memories/moved.md",
+			gone: "Error: The path " + old + " does not exist"},
+		{name: "rename onto", run: func(ctx context.Context, h *memory.Handler) memory.Result {
+			return h.Rename(ctx, "/memories/keep.md", old)
+		},
+			live: "Error: The destination " + old + " already exists",
+			gone: "Successfully renamed /memories/keep.md to " + old, raw: "keep\n"},
+		{name: "create over", run: func(ctx context.Context, h *memory.Handler) memory.Result {
+			return h.Create(ctx, old, "fresh\n")
+		},
+			live: "Error: File " + old + " already exists",
+			gone: "File created successfully at: " + old, raw: "fresh\n"},
+		{name: "create beneath", run: func(ctx context.Context, h *memory.Handler) memory.Result {
+			return h.Create(ctx, old+"/x.md", "x")
+		},
+			live: "Error: The path " + old + " is a file, not a directory",
+			gone: "File created successfully at: " + old + "/x.md", raw: "*"},
+	}
+	for _, st := range expiryStores {
+		for _, s := range steps {
+			t.Run(st.name+"/"+s.name, func(t *testing.T) {
+				for _, gone := range []bool{false, true} {
+					ctx := t.Context()
+					r := newExpiryRig(t, st.new, memory.Options{})
+					r.create(t, old, "old\n")
+					r.create(t, "/memories/keep.md", "keep\n")
+					r.clock.Set(r.t0.Add(30 * time.Minute)) // b.md is younger
+					if res := r.h.Create(ctx, "/memories/scratch/b.md", "young"); res.IsError {
+						t.Fatal(res.Text)
+					}
+					at, want := r.t0.Add(time.Hour-time.Nanosecond), s.live
+					if gone {
+						at, want = r.t0.Add(time.Hour), s.gone
+					}
+					r.clock.Set(at)
+					if res := s.run(ctx, r.h); res.Text != want {
+						t.Errorf("at %v:\n got %q\nwant %q", at.Sub(r.t0), res.Text, want)
+					}
+					if !gone || s.raw == "*" {
+						continue
+					}
+					data, _, err := r.raw.Get(ctx, "scratch/a.md", 1<<20)
+					if got := string(data); got != s.raw || (s.raw == "") != errors.Is(err, blob.ErrNotExist) {
+						t.Errorf("the store beneath holds %q (%v), want %q", got, err, s.raw)
+					}
+					if s.raw == "" || s.raw == "keep\n" || s.raw == "fresh\n" {
+						checkExpiredRecord(t, r.hist, "scratch/a.md")
+					}
+				}
+			})
+		}
+	}
+}
+
+// checkExpiredRecord checks that history recorded the deletion of key by
+// the write policy: a "deleted" version whose actor is policy:expire.
+func checkExpiredRecord(t *testing.T, hist *history.Store, key string) {
+	t.Helper()
+	vs, err := hist.History(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Op == history.OpDeleted {
+			if v.Actor != blob.ExpireActor {
+				t.Errorf("the deletion of %s was recorded as %q's, want %q", key, v.Actor, blob.ExpireActor)
+			}
+			return
+		}
+	}
+	t.Errorf("no deletion of %s recorded: %+v", key, vs)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -222,4 +223,107 @@ func checkExpiredRecord(t *testing.T, hist *history.Store, key string) {
 		}
 	}
 	t.Errorf("no deletion of %s recorded: %+v", key, vs)
+}
+
+// An expired file frees its place under the file limit at the instant it
+// expires, though nothing wrote the store.
+func TestExpiryFreesFileCount(t *testing.T) {
+	for _, st := range expiryStores {
+		t.Run(st.name, func(t *testing.T) {
+			ctx := t.Context()
+			r := newExpiryRig(t, st.new, memory.Options{MaxFiles: 2})
+			r.create(t, "/memories/scratch/a.md", "old")
+			r.clock.Set(r.t0.Add(time.Minute))
+			if res := r.h.Create(ctx, "/memories/b.md", "b"); res.IsError {
+				t.Fatal(res.Text)
+			}
+			full := "Error: The memory directory is full: it holds 2 files, the limit is 2. Delete or merge files first."
+			r.clock.Set(r.t0.Add(time.Hour - time.Nanosecond))
+			for range 2 { // the second refusal finds the count marked as counted
+				if res := r.h.Create(ctx, "/memories/c.md", "c"); res.Text != full {
+					t.Fatalf("before the expiry: %q, want %q", res.Text, full)
+				}
+			}
+			r.clock.Set(r.t0.Add(time.Hour))
+			if res := r.h.Create(ctx, "/memories/c.md", "c"); res.Text != "File created successfully at: /memories/c.md" {
+				t.Fatalf("once scratch/a.md expired: %q", res.Text)
+			}
+			full = "Error: The memory directory is full: it holds 2 files, the limit is 2. Delete or merge files first."
+			if res := r.h.Create(ctx, "/memories/d.md", "d"); res.Text != full {
+				t.Fatalf("then: %q, want %q", res.Text, full)
+			}
+			files, err := r.h.Files(ctx, "/memories")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var paths []string
+			for _, f := range files {
+				paths = append(paths, f.Path)
+			}
+			if want := []string{"/memories/b.md", "/memories/c.md"}; !slices.Equal(paths, want) {
+				t.Errorf("Files = %q, want %q", paths, want)
+			}
+		})
+	}
+}
+
+// The sweep deletes every expired file, at the version it saw, recorded as
+// policy:expire; its dry run deletes nothing.
+func TestExpireSweep(t *testing.T) {
+	for _, st := range expiryStores {
+		t.Run(st.name, func(t *testing.T) {
+			ctx := t.Context()
+			r := newExpiryRig(t, st.new, memory.Options{})
+			r.create(t, "/memories/scratch/a.md", "a")
+			r.create(t, "/memories/scratch/d/b.md", "b")
+			r.create(t, "/memories/keep.md", "k") // old, but no rule matches it
+			r.clock.Set(r.t0.Add(30 * time.Minute))
+			if res := r.h.Create(ctx, "/memories/scratch/young.md", "y"); res.IsError {
+				t.Fatal(res.Text)
+			}
+			sweep := func(dry bool) []string {
+				var keys []string
+				for info, err := range blob.Expire(ctx, r.store, dry) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					keys = append(keys, info.Key)
+				}
+				return keys
+			}
+			if got := sweep(false); got != nil {
+				t.Errorf("before the expiry the sweep deleted %q", got)
+			}
+			r.clock.Set(r.t0.Add(time.Hour))
+			expired := []string{"scratch/a.md", "scratch/d/b.md"}
+			want := expired
+			for range 2 {
+				if got := sweep(true); !slices.Equal(got, want) {
+					t.Errorf("dry run: %q, want %q", got, want)
+				}
+			}
+			if got := sweep(false); !slices.Equal(got, want) {
+				t.Errorf("sweep: %q, want %q", got, want)
+			}
+			if got := sweep(false); got != nil {
+				t.Errorf("a second sweep: %q", got)
+			}
+			raw, err := blob.ListAll(ctx, r.raw, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, info := range raw {
+				if !blob.IsReserved(info.Key) {
+					keys = append(keys, info.Key)
+				}
+			}
+			if want := []string{"keep.md", "scratch/young.md"}; !slices.Equal(keys, want) {
+				t.Errorf("the store beneath holds %q, want %q", keys, want)
+			}
+			for _, k := range expired {
+				checkExpiredRecord(t, r.hist, k)
+			}
+		})
+	}
 }

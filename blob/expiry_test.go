@@ -41,7 +41,7 @@ func (c *clock) Add(d time.Duration) {
 // deletions.
 func expiringMem(c *clock) (s, raw blob.Store, deleted *actors) {
 	raw = mem.New(&mem.Options{Now: c.Now})
-	deleted = &actors{Store: raw}
+	deleted = &actors{Forward: blob.Forward{Inner: raw}}
 	return blob.WithExpiry(deleted, blob.Expiry{Now: c.Now, After: tmpHour}), raw, deleted
 }
 
@@ -49,13 +49,13 @@ func tmpHour(key string) (time.Duration, bool) { return time.Hour, strings.HasPr
 
 // actors records the actor of each successful Delete.
 type actors struct {
-	blob.Store
+	blob.Forward
 	mu  sync.Mutex
 	log []string // "key actor"
 }
 
 func (a *actors) Delete(ctx context.Context, key string, c blob.Cond) error {
-	err := a.Store.Delete(ctx, key, c)
+	err := a.Forward.Delete(ctx, key, c)
 	if err == nil {
 		a.mu.Lock()
 		a.log = append(a.log, key+" "+blob.Actor(ctx))
@@ -116,7 +116,7 @@ func TestExpiryStore(t *testing.T) {
 	if keys := listKeys(t, raw); !slices.Equal(keys, []string{"tmp/a", "tmp/d"}) {
 		t.Errorf("the store beneath holds %q", keys)
 	}
-	want := []string{"tmp/a policy:expire", "tmp/b policy:expire", "tmp/c policy:expire", "tmp/d policy:expire", "keep "}
+	want := []string{"tmp/a policy:expire", "tmp/b policy:expire", "tmp/c policy:expire", "tmp/d policy:expire"} // the rename onto tmp/d is atomic
 	if !slices.Equal(deleted.log, want) {
 		t.Errorf("deletions %q, want %q", deleted.log, want)
 	}

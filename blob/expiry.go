@@ -406,3 +406,18 @@ func Expire(ctx context.Context, s Store, dryRun bool) iter.Seq2[Info, error] {
 		}
 	}
 }
+
+// HasExpiry reports whether objects of s expire (WithExpiry): in s itself,
+// or in a mount of a mount table.
+func HasExpiry(s Store) bool {
+	t := TraitsOf(s)
+	if t.Expires {
+		return true
+	}
+	for _, m := range t.Mounts {
+		if m.Expires {
+			return true
+		}
+	}
+	return false
+}

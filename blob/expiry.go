@@ -183,15 +183,21 @@ const clearAttempts = 4
 // key, or every object beneath key when all of them expired (what keeps a
 // Put of key from succeeding there). It reports whether it deleted any.
 func (s *expiryStore) clear(ctx context.Context, key string, names bool) (bool, error) {
-	cleared, err := s.expireAt(ctx, key)
-	if err != nil || cleared || !names || !TraitsOf(s.Inner).ExclusiveNames {
-		return cleared, err
+	exclusive := names && TraitsOf(s.Inner).ExclusiveNames
+	info, err := s.Inner.Stat(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotExist) && !exclusive:
+		return true, nil // gone since the write was refused: the name is free
+	case err == nil && s.expired(info, s.e.Now()):
+		return s.expireObject(ctx, info)
+	case err == nil || !exclusive:
+		return false, err
 	}
 	for i := strings.LastIndexByte(key, '/'); i > 0; i = strings.LastIndexByte(key[:i], '/') {
 		if !s.policed(key[:i]) {
 			continue
 		}
-		if cleared, err = s.expireAt(ctx, key[:i]); err != nil || cleared {
+		if cleared, err := s.expireAt(ctx, key[:i]); err != nil || cleared {
 			return cleared, err
 		}
 	}
@@ -205,11 +211,8 @@ func (s *expiryStore) expireAt(ctx context.Context, key string) (bool, error) {
 	if errors.Is(err, ErrNotExist) {
 		return false, nil
 	}
-	if err != nil {
+	if err != nil || !s.expired(info, s.e.Now()) {
 		return false, err
-	}
-	if !s.expired(info, s.e.Now()) {
-		return false, nil
 	}
 	return s.expireObject(ctx, info)
 }
@@ -239,13 +242,17 @@ func (s *expiryStore) expireBeneath(ctx context.Context, key string) (bool, erro
 }
 
 // expireObject deletes the expired object info at its version, as
-// ExpireActor. A concurrent change (or deletion) keeps it: it reports false.
+// ExpireActor, and reports whether the object is gone: deleted, or deleted
+// by another (a sweep) meanwhile. A concurrent change keeps it: false.
 func (s *expiryStore) expireObject(ctx context.Context, info Info) (bool, error) {
 	err := s.Inner.Delete(WithActor(ctx, ExpireActor), info.Key, Cond{IfVersion: info.Version})
-	if errors.Is(err, ErrPrecondition) || errors.Is(err, ErrNotExist) {
+	switch {
+	case err == nil, errors.Is(err, ErrNotExist):
+		return true, nil
+	case errors.Is(err, ErrPrecondition):
 		return false, nil
 	}
-	return err == nil, err
+	return false, err
 }
 
 func (s *expiryStore) Delete(ctx context.Context, key string, c Cond) error {

@@ -165,3 +165,43 @@ func listKeys(t *testing.T, s blob.Store) []string {
 	}
 	return blob.Keys(infos)
 }
+
+// rewriter rewrites a key just before the first Delete of it: a writer
+// that changes the file between a sweep's listing and its delete.
+type rewriter struct {
+	blob.Forward
+	once sync.Once
+}
+
+func (r *rewriter) Delete(ctx context.Context, key string, c blob.Cond) error {
+	r.once.Do(func() { _, _ = r.Forward.Put(ctx, key, []byte("rewritten"), blob.Cond{}) })
+	return r.Forward.Delete(ctx, key, c)
+}
+
+// A file rewritten between the sweep's listing and its delete stays: the
+// delete is at the version listed.
+func TestExpireConcurrentChangeWins(t *testing.T) {
+	ctx := t.Context()
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	raw := mem.New(&mem.Options{Now: c.Now})
+	s := blob.WithExpiry(&rewriter{Forward: blob.Forward{Inner: raw}}, blob.Expiry{Now: c.Now, After: tmpHour})
+	for _, k := range []string{"tmp/a", "tmp/b"} {
+		if _, err := s.Put(ctx, k, []byte("old"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Add(time.Hour)
+	var swept []string
+	for info, err := range blob.Expire(ctx, s, false) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		swept = append(swept, info.Key)
+	}
+	if !slices.Equal(swept, []string{"tmp/b"}) {
+		t.Errorf("swept %q, want only tmp/b", swept)
+	}
+	if data, _, err := s.Get(ctx, "tmp/a", 100); string(data) != "rewritten" || err != nil {
+		t.Errorf("tmp/a: %q, %v", data, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -323,6 +324,118 @@ func TestExpireSweep(t *testing.T) {
 			}
 			for _, k := range expired {
 				checkExpiredRecord(t, r.hist, k)
+			}
+		})
+	}
+}
+
+// Sweeps and writers released at once: 4 sweeps over 24 expired files
+// while 12 writers each create one of them anew. Every create is
+// acknowledged and its file stays, whatever a sweep saw (a concurrent
+// change wins); every other expired file is deleted by exactly one sweep;
+// each expired version's deletion is recorded once, as policy:expire.
+func TestExpireSweepsAndWritersAtOnce(t *testing.T) {
+	const files, writers, sweeps = 24, 12, 4
+	for _, st := range expiryStores {
+		t.Run(st.name, func(t *testing.T) {
+			ctx := t.Context()
+			r := newExpiryRig(t, st.new, memory.Options{})
+			path := func(i int) string { return "/memories/scratch/f" + strconv.Itoa(i) + ".md" }
+			for i := range files {
+				r.create(t, path(i), "old")
+			}
+			r.clock.Set(r.t0.Add(time.Hour)) // all expired; what is written now is young
+
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			results := make([]memory.Result, writers)
+			for i := range writers {
+				h, err := memory.New(r.store, memory.Options{Logger: quiet}) // a process of its own
+				if err != nil {
+					t.Fatal(err)
+				}
+				wg.Go(func() {
+					<-start
+					results[i] = h.Create(ctx, path(i), "new "+strconv.Itoa(i))
+				})
+			}
+			var mu sync.Mutex
+			deleted := map[string]int{}
+			var sweepErrs []error
+			for range sweeps {
+				wg.Go(func() {
+					<-start
+					for info, err := range blob.Expire(ctx, r.store, false) {
+						mu.Lock()
+						if err != nil {
+							sweepErrs = append(sweepErrs, err)
+						} else {
+							deleted[info.Key]++
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+
+			acknowledged, refused := 0, 0
+			for i, res := range results {
+				if res.IsError {
+					refused++
+					t.Errorf("writer %d: %s", i, res.Text)
+				} else {
+					acknowledged++
+				}
+			}
+			if len(sweepErrs) > 0 {
+				t.Errorf("sweeps failed: %v", sweepErrs)
+			}
+			for key, n := range deleted {
+				if n > 1 {
+					t.Errorf("%s deleted by %d sweeps", key, n)
+				}
+			}
+			kept, gone := 0, 0
+			for i := range files {
+				key, _ := memory.Resolve(path(i))
+				data, _, err := r.raw.Get(ctx, key, 100)
+				switch {
+				case i < writers && (err != nil || string(data) != "new "+strconv.Itoa(i)):
+					t.Errorf("%s, rewritten during the sweeps: %q, %v", key, data, err)
+				case i < writers:
+					kept++
+				case !errors.Is(err, blob.ErrNotExist):
+					t.Errorf("%s expired and was not deleted: %q, %v", key, data, err)
+				default:
+					gone++
+					if deleted[key] != 1 {
+						t.Errorf("%s was reported deleted by %d sweeps", key, deleted[key])
+					}
+				}
+				// The old version's deletion is recorded once, as
+				// policy:expire (by a sweep or by the create over it).
+				vs, err := r.hist.History(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, v := range vs {
+					if v.Op == history.OpDeleted {
+						n++
+						if v.Actor != blob.ExpireActor {
+							t.Errorf("%s: deletion recorded as %q's", key, v.Actor)
+						}
+					}
+				}
+				if n != 1 {
+					t.Errorf("%s: %d deletions recorded, want 1: %+v", key, n, vs)
+				}
+			}
+			t.Logf("%d writers acknowledged, %d refused; %d files kept, %d deleted; sweeps deleted %d rewritten files' old versions",
+				acknowledged, refused, kept, gone, len(deleted)-gone)
+			if acknowledged != writers || kept != writers || gone != files-writers {
+				t.Errorf("acknowledged %d, kept %d, deleted %d; want %d, %d, %d", acknowledged, kept, gone, writers, writers, files-writers)
 			}
 		})
 	}

@@ -166,14 +166,14 @@ func listKeys(t *testing.T, s blob.Store) []string {
 	return blob.Keys(infos)
 }
 
-// rewriter rewrites a key just before the first Delete of it: a writer
+// sweepRewriter rewrites a key just before the first Delete of it: a writer
 // that changes the file between a sweep's listing and its delete.
-type rewriter struct {
+type sweepRewriter struct {
 	blob.Forward
 	once sync.Once
 }
 
-func (r *rewriter) Delete(ctx context.Context, key string, c blob.Cond) error {
+func (r *sweepRewriter) Delete(ctx context.Context, key string, c blob.Cond) error {
 	r.once.Do(func() { _, _ = r.Forward.Put(ctx, key, []byte("rewritten"), blob.Cond{}) })
 	return r.Forward.Delete(ctx, key, c)
 }
@@ -184,7 +184,7 @@ func TestExpireConcurrentChangeWins(t *testing.T) {
 	ctx := t.Context()
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	raw := mem.New(&mem.Options{Now: c.Now})
-	s := blob.WithExpiry(&rewriter{Forward: blob.Forward{Inner: raw}}, blob.Expiry{Now: c.Now, After: tmpHour})
+	s := blob.WithExpiry(&sweepRewriter{Forward: blob.Forward{Inner: raw}}, blob.Expiry{Now: c.Now, After: tmpHour})
 	for _, k := range []string{"tmp/a", "tmp/b"} {
 		if _, err := s.Put(ctx, k, []byte("old"), blob.Cond{}); err != nil {
 			t.Fatal(err)

@@ -111,6 +111,9 @@ func (s *expiryStore) Get(ctx context.Context, key string, limit int64) ([]byte,
 	if err == nil && s.expired(info, s.e.Now()) {
 		return nil, Info{}, errExpired(key)
 	}
+	if err == nil {
+		s.watch(ctx, info)
+	}
 	if errors.Is(err, ErrTooLarge) && s.policed(key) {
 		// The size is no business of a caller's if the object expired.
 		if st, serr := s.Inner.Stat(ctx, key); serr == nil && s.expired(st, s.e.Now()) {
@@ -144,6 +147,8 @@ func (s *expiryStore) List(ctx context.Context, prefix string) iter.Seq2[Info, e
 			}
 			if sw != nil {
 				sw.found(info)
+			} else {
+				s.watch(ctx, info)
 			}
 			if !yield(info, nil) {
 				return
@@ -315,6 +320,58 @@ func (s *expiryStore) Copy(ctx context.Context, src, dst, srcVersion string) (In
 		info, err = s.Forward.Copy(ctx, src, dst, srcVersion)
 	}
 	return info, err
+}
+
+// watch notes, for a reader that watches expiries (WatchExpiry), when the
+// live object info expires.
+func (s *expiryStore) watch(ctx context.Context, info Info) {
+	w, _ := ctx.Value(watchKey{}).(*ExpiryWatch)
+	if w == nil || info.Modified.IsZero() || IsReserved(info.Key) {
+		return
+	}
+	if after, ok := s.e.After(info.Key); ok {
+		w.note(info.Modified.Add(after), s.e.Now)
+	}
+}
+
+// watchKey is the context key of an ExpiryWatch.
+type watchKey struct{}
+
+// An ExpiryWatch learns, from the reads made with its context (see
+// Watch), when the first object they returned expires: for a reader
+// that keeps what it read (an index) and must forget an object the instant
+// it expires (package search refreshes then). It is safe for concurrent
+// use.
+type ExpiryWatch struct {
+	mu   sync.Mutex
+	next time.Time        // the earliest expiry noted; zero: none
+	now  func() time.Time // the clock of the store that noted it
+}
+
+// Watch returns a copy of ctx that makes every expiring store
+// (WithExpiry) that a Get or a List passes through note on w when each
+// object it returns expires. The zero ExpiryWatch is ready to use.
+func (w *ExpiryWatch) Watch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, watchKey{}, w)
+}
+
+func (w *ExpiryWatch) note(at time.Time, now func() time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next.IsZero() || at.Before(w.next) {
+		w.next, w.now = at, now
+	}
+}
+
+// Due reports whether an object that a read made with w's context returned
+// has expired since, by its store's clock. A nil w is never due.
+func (w *ExpiryWatch) Due() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.next.IsZero() && !w.now().Before(w.next)
 }
 
 // sweepKey is the context key of a sweep (Expire).

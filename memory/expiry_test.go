@@ -16,6 +16,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/mount"
 	"github.com/cloudmem/cloudmem/policy"
 	"github.com/cloudmem/cloudmem/storeurl"
 )
@@ -438,5 +439,44 @@ func TestExpireSweepsAndWritersAtOnce(t *testing.T) {
 				t.Errorf("acknowledged %d, kept %d, deleted %d; want %d, %d, %d", acknowledged, kept, gone, writers, writers, files-writers)
 			}
 		})
+	}
+}
+
+// On a mount table each mount's store expires by its own rules, which name
+// paths as that store sees them alone; the sweep covers every expiring
+// mount, with the table's keys.
+func TestExpiryPerMount(t *testing.T) {
+	ctx := t.Context()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fakeClock{t: t0}
+	tmp := storeurl.Expiring(mem.New(&mem.Options{Now: clock.Now}), scratchRule, clock.Now)
+	tb, err := mount.New([]mount.Mount{{Name: "team", Store: tmp}, {Name: "keep", Store: mem.New(&mem.Options{Now: clock.Now})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := memory.New(tb, memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/memories/team/scratch/a.md", "/memories/team/b.md", "/memories/keep/scratch/a.md"} {
+		if res := h.Create(ctx, p, "x"); res.IsError {
+			t.Fatal(res.Text)
+		}
+	}
+	clock.Set(t0.Add(time.Hour))
+	want := "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
+		"2B\t/memories\n1B\t/memories/keep/\n1B\t/memories/keep/scratch/\n1B\t/memories/team/\n1B\t/memories/team/b.md"
+	if res := h.View(ctx, "/memories", nil); res.Text != want {
+		t.Errorf("view:\n%s\nwant:\n%s", res.Text, want)
+	}
+	var swept []string
+	for info, err := range blob.Expire(ctx, tb, true) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		swept = append(swept, info.Key)
+	}
+	if want := []string{"team/scratch/a.md"}; !slices.Equal(swept, want) {
+		t.Errorf("the sweep's dry run: %q, want %q", swept, want)
 	}
 }

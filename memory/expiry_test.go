@@ -16,6 +16,7 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/memory/memorytest"
 	"github.com/cloudmem/cloudmem/mount"
 	"github.com/cloudmem/cloudmem/policy"
 	"github.com/cloudmem/cloudmem/storeurl"
@@ -478,5 +479,17 @@ func TestExpiryPerMount(t *testing.T) {
 	}
 	if want := []string{"team/scratch/a.md"}; !slices.Equal(swept, want) {
 		t.Errorf("the sweep's dry run: %q, want %q", swept, want)
+	}
+}
+
+// Every golden case gives the same whole result through a store whose
+// every file may expire but none has yet (a rule on /memories/**): the
+// wrapper's extra looks change no text, on mem and on the file store.
+func TestSpecThroughExpiry(t *testing.T) {
+	everything := &policy.Policy{Expire: []policy.ExpireRule{{Path: "/memories/**", After: policy.MaxExpireAfter}}}
+	for _, b := range []backend{{"mem", func(*testing.T) blob.Store { return mem.New(nil) }}, {"file", newFile}} {
+		t.Run(b.name, func(t *testing.T) {
+			memorytest.Run(t, func(t *testing.T) blob.Store { return storeurl.Expiring(b.newStore(t), everything, nil) })
+		})
 	}
 }

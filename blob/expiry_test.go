@@ -205,3 +205,67 @@ func TestExpireConcurrentChangeWins(t *testing.T) {
 		t.Errorf("tmp/a: %q, %v", data, err)
 	}
 }
+
+// The calls WithExpiry adds (docs/guarantees.md, "Expiry"), counted
+// beneath it.
+func TestExpiryCalls(t *testing.T) {
+	ctx := t.Context()
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	n := blob.NewCounter(mem.New(&mem.Options{Now: c.Now}))
+	s := blob.WithExpiry(n, blob.Expiry{Now: c.Now, After: tmpHour})
+	for _, k := range []string{"tmp/old1", "tmp/old2", "tmp/old3", "keep"} {
+		if _, err := n.Put(ctx, k, []byte("x"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Add(time.Hour)
+	for _, k := range []string{"tmp/live", "other"} {
+		if _, err := n.Put(ctx, k, []byte("x"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		run  func() error
+		want blob.Counts
+	}{
+		{"Get", func() error { _, _, err := s.Get(ctx, "tmp/live", 10); return err }, blob.Counts{Get: 1}},
+		{"Stat", func() error { _, err := s.Stat(ctx, "tmp/live"); return err }, blob.Counts{Stat: 1}},
+		{"List", func() error { _, err := blob.ListAll(ctx, s, ""); return err }, blob.Counts{List: 1}},
+		{"create, no rule", func() error { _, err := s.Put(ctx, "new", nil, blob.Cond{IfAbsent: true}); return err }, blob.Counts{Put: 1}},
+		{"create", func() error { _, err := s.Put(ctx, "tmp/new", nil, blob.Cond{IfAbsent: true}); return err }, blob.Counts{Put: 1}},
+		{"create over a live file", func() error {
+			if _, err := s.Put(ctx, "tmp/live", nil, blob.Cond{IfAbsent: true}); !errors.Is(err, blob.ErrPrecondition) {
+				return err
+			}
+			return nil
+		}, blob.Counts{Put: 1, Stat: 1}},
+		{"create over an expired file", func() error { _, err := s.Put(ctx, "tmp/old1", nil, blob.Cond{IfAbsent: true}); return err },
+			blob.Counts{Put: 2, Stat: 1, Delete: 1}},
+		{"unconditional Put", func() error { _, err := s.Put(ctx, "tmp/live", nil, blob.Cond{}); return err }, blob.Counts{Stat: 1, Put: 1}},
+		{"delete, no rule", func() error { return s.Delete(ctx, "other", blob.Cond{}) }, blob.Counts{Delete: 1}},
+		{"delete", func() error { return s.Delete(ctx, "tmp/new", blob.Cond{}) }, blob.Counts{Stat: 1, Delete: 1}},
+		{"delete of an expired file", func() error {
+			if err := s.Delete(ctx, "tmp/old2", blob.Cond{}); !errors.Is(err, blob.ErrNotExist) {
+				return err
+			}
+			return nil
+		}, blob.Counts{Stat: 1, Delete: 1}},
+		{"sweep", func() error {
+			for _, err := range blob.Expire(ctx, s, false) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}, blob.Counts{List: 1, Delete: 1}}, // tmp/old3
+	} {
+		n.Reset()
+		if err := tc.run(); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if got := n.Counts(); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

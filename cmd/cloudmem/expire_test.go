@@ -47,6 +47,24 @@ func TestExpireCommand(t *testing.T) {
 			t.Errorf("%s is still there: %v", name, err)
 		}
 	}
+	// Each mount by its own rules, with the table's paths.
+	old2 := filepath.Join(dir, "scratch", "late.md")
+	if err := os.WriteFile(old2, []byte("l"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(old2, old, old); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []cliCase{
+		{args: []string{"--mount", "team=" + store, "--mount", "other=file:" + t.TempDir(), "expire", "--dry-run"},
+			stdout: "would expire /memories/team/scratch/late.md\n"},
+		{args: []string{"--mount", "team=" + store, "expire"}, stdout: "expired /memories/team/scratch/late.md\n"},
+	} {
+		code, stdout, stderr := cloudmem(tc.args, "", nil)
+		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+			t.Errorf("cloudmem %q = %d, %q, %q; want %d, %q, %q", tc.args, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
 	runCases(t, "file:"+dir, []cliCase{{args: []string{"expire"}, code: 1,
 		stderr: "cloudmem expire: the store has no expiry rules: name a policy file with expire rules in its URL (policy=PATH), or in a mount's\n"}})
 }

@@ -48,11 +48,16 @@ type Expiry struct {
 // ExpireActor and is conditional on the version found expired, so a
 // concurrent change keeps the object. The Traits are s's with Expires set.
 //
+// On a store whose listings hide the keys under an object
+// (HidesUnderObjects: MinIO), a Put also deletes the expired objects at the
+// key's ancestors, which would hide it from listings.
+//
 // Keys that e never makes expire cost nothing more; for the others, a
 // Delete with no condition and a Put with none cost one Stat more, and a
 // write refused because the name is taken one Stat more (ancestors on a
 // store with ExclusiveNames) before it is known whether the name was
-// expired. A nil e.After returns s.
+// expired; on a store with HidesUnderObjects, every Put costs one Stat per
+// ancestor that may expire. A nil e.After returns s.
 //
 // The store is safe for concurrent use when s is.
 func WithExpiry(s Store, e Expiry) Store {
@@ -158,6 +163,26 @@ func (s *expiryStore) List(ctx context.Context, prefix string) iter.Seq2[Info, e
 }
 
 func (s *expiryStore) Put(ctx context.Context, key string, data []byte, c Cond) (Info, error) {
+	info, err := s.put(ctx, key, data, c)
+	if err == nil && TraitsOf(s.Inner).HidesUnderObjects {
+		s.expireAncestors(ctx, key)
+	}
+	return info, err
+}
+
+// expireAncestors deletes the expired objects at the ancestors of key, a
+// key just written, on a store whose listings hide the keys under an
+// object (MinIO): there an expired object would hide key from every
+// listing until a sweep. A failure leaves it to the sweep.
+func (s *expiryStore) expireAncestors(ctx context.Context, key string) {
+	for i := strings.LastIndexByte(key, '/'); i > 0; i = strings.LastIndexByte(key[:i], '/') {
+		if s.policed(key[:i]) {
+			_, _ = s.expireAt(ctx, key[:i])
+		}
+	}
+}
+
+func (s *expiryStore) put(ctx context.Context, key string, data []byte, c Cond) (Info, error) {
 	if c.IfVersion != "" || !s.policed(key) {
 		return s.Inner.Put(ctx, key, data, c)
 	}

@@ -269,3 +269,32 @@ func TestExpiryCalls(t *testing.T) {
 		}
 	}
 }
+
+// hider reports that its listings hide the keys under an object (as
+// MinIO's do), without hiding them.
+type hider struct{ blob.Forward }
+
+func (h hider) Traits() blob.Traits {
+	t := h.Forward.Traits()
+	t.HidesUnderObjects = true
+	return t
+}
+
+// On a store whose listings hide the keys under an object, a write under
+// an expired object deletes it, so that it hides nothing.
+func TestExpiryHidesUnderObjects(t *testing.T) {
+	ctx := t.Context()
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	raw := mem.New(&mem.Options{Now: c.Now})
+	s := blob.WithExpiry(hider{blob.Forward{Inner: raw}}, blob.Expiry{Now: c.Now, After: tmpHour})
+	if _, err := s.Put(ctx, "tmp/f", []byte("f"), blob.Cond{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Hour)
+	if _, err := s.Put(ctx, "tmp/f/y", []byte("y"), blob.Cond{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if keys := listKeys(t, raw); !slices.Equal(keys, []string{"tmp/f/y"}) {
+		t.Errorf("the store holds %q", keys)
+	}
+}

@@ -73,6 +73,24 @@ func TestExpiryOverServers(t *testing.T) {
 			if res := h.Create(ctx, "/memories/scratch/a.md", "again"); res.Text != "File created successfully at: /memories/scratch/a.md" {
 				t.Errorf("create over it: %q", res.Text)
 			}
+			// (a.md, written again, has expired meanwhile.)
+			// Names: an expired file does not hold its name as a file, nor
+			// as a directory (MinIO keeps witnesses of names, the file
+			// store refuses a name taken either way).
+			write("/memories/scratch/f", "f")
+			at = write("/memories/scratch/d/x.md", "x")
+			time.Sleep(time.Until(at))
+			for _, p := range []string{"/memories/scratch/f/y.md", "/memories/scratch/d"} {
+				if res := h.Create(ctx, p, "n"); res.Text != "File created successfully at: "+p {
+					t.Errorf("create %s: %q", p, res.Text)
+				}
+			}
+			want := "Here're the files and directories up to 2 levels deep in /memories/scratch, excluding hidden items and node_modules:\n" +
+				"2B\t/memories/scratch\n1B\t/memories/scratch/d\n1B\t/memories/scratch/f/\n1B\t/memories/scratch/f/y.md"
+			if res := h.View(ctx, "/memories/scratch", nil); res.Text != want {
+				t.Errorf("view:\n%s\nwant:\n%s", res.Text, want)
+			}
+
 			at = write("/memories/scratch/b.md", "b")
 			time.Sleep(time.Until(at))
 			var swept []string

@@ -35,6 +35,11 @@ func TestWrappersForward(t *testing.T) {
 				in.Policy = "this store's policy"
 				return in
 			}}},
+		{"expiry", func(_ *testing.T, s blob.Store) blob.Store { return blob.WithExpiry(s, neverYet) },
+			blobtest.ForwardingOptions{Traits: func(in blob.Traits) blob.Traits {
+				in.Expires = true
+				return in
+			}}},
 		{"prefix", func(t *testing.T, s blob.Store) blob.Store {
 			p, err := blob.Prefix(s, "tenant/a")
 			if err != nil {

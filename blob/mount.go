@@ -19,6 +19,8 @@ type MountPoint struct {
 	Limits Limits
 	// Policy is the mounted store's write policy (Traits.Policy).
 	Policy any
+	// Expires: objects of the mounted store expire (Traits.Expires).
+	Expires bool
 }
 
 // MountOf returns the mount point among mounts that holds key or is key: the

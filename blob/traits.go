@@ -57,6 +57,11 @@ type Traits struct {
 	// nil for none. blob only carries it (WithPolicy); the memory handler
 	// applies it to every write.
 	Policy any
+	// Expires: objects of the store expire (WithExpiry): the store hides
+	// them, so the number of memory files in it can fall without a write.
+	// The memory handler then recounts a full store's files before it
+	// refuses a create.
+	Expires bool
 }
 
 // Limits are limits of the memory tree that a store carries (see

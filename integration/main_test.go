@@ -26,7 +26,7 @@ var servers = []serverTests{
 }
 
 // acrossServers are the tests that run over every server at once.
-const acrossServers = "^Test(CopyAcrossServers|Encrypted|HistoryOverServers|Mounts)"
+const acrossServers = "^Test(CopyAcrossServers|Encrypted|HistoryOverServers|Mounts|ExpiryOverServers)"
 
 // TestMain, when neither CI nor CLOUDMEM_INTEGRATION is set, probes each
 // server once and skips the tests of every missing one as a whole, saying

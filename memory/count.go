@@ -94,6 +94,16 @@ import (
 // left, so a recount can miss its file only when countMargin other creates
 // landed and one was refused while that one file was still being written.
 //
+// # Expiry
+//
+// On a store whose files expire (blob.Traits.Expires: a write policy's
+// expiry rules), files leave the store with no write, so the count is too
+// high by the files expired: a create the count would refuse as full
+// always recounts first (a Counted mark does not spare it), and a recount
+// lists through the expiring store, which leaves expired files out. An
+// expired file that a create deletes to write in its place is counted
+// anew: the count is then one too high, which the next recount corrects.
+//
 // # Costs
 //
 // Steady state, far from the limit, a create adds to its file's Put one
@@ -383,7 +393,7 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 			st.Files -= used
 		}
 		kept, expired := fresh(st.Pending, now)
-		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired) {
+		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired || h.expiresAt(key)) {
 			used = -1
 			n, next, err := h.recount(ctx, ref, prefix, now)
 			if err != nil {

@@ -20,6 +20,16 @@ func (h *Handler) maxFilesAt(key string) int {
 	return h.maxFiles
 }
 
+// expiresAt reports whether files of the scope that holds key expire
+// (blob.Traits.Expires): its file count can then fall with no write, so a
+// create that the count would refuse recounts first.
+func (h *Handler) expiresAt(key string) bool {
+	if m, ok := blob.MountOf(blob.Mounts(h.store), key); ok {
+		return m.Expires
+	}
+	return blob.TraitsOf(h.store).Expires
+}
+
 // maxFileBytesAt returns the size limit of the file key.
 func (h *Handler) maxFileBytesAt(key string) int64 {
 	if m, ok := blob.MountOf(blob.Mounts(h.store), key); ok && !h.bytesSet && m.Limits.MaxFileBytes > 0 {

@@ -83,15 +83,7 @@ func (h *Handler) screen(ctx context.Context, c *command, key string, data []byt
 	if len(found) == 0 {
 		return ctx, data, "", Result{}, true
 	}
-	so, _ := h.obs.(SecretObserver)
-	for _, f := range found {
-		h.log.LogAttrs(ctx, slog.LevelWarn, "memory: a write holds a secret", slog.String("command", c.name),
-			slog.String("path", c.path), slog.String("rule", f.Rule), slog.Int("line", f.Line),
-			slog.String("mode", p.Secrets.String()))
-		if so != nil {
-			so.SecretFound(ctx, f.Rule, p.Secrets)
-		}
-	}
+	h.reportSecrets(ctx, c, c.path, p, found)
 	switch p.Secrets {
 	case policy.Reject:
 		return ctx, nil, "", errorResult(ErrSecret, msgSecretRefused(c.path, found)), false
@@ -110,6 +102,94 @@ func policyAction(head string, found []policy.Finding) string {
 	var b strings.Builder
 	b.WriteString(head)
 	listFindings(&b, found, false)
+	return b.String()
+}
+
+// reportSecrets logs and counts the secrets found in what a command writes
+// to path (never the secrets themselves).
+func (h *Handler) reportSecrets(ctx context.Context, c *command, path string, p *policy.Policy, found []policy.Finding) {
+	so, _ := h.obs.(SecretObserver)
+	for _, f := range found {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "memory: a write holds a secret", slog.String("command", c.name),
+			slog.String("path", path), slog.String("rule", f.Rule), slog.Int("line", f.Line),
+			slog.String("mode", p.Secrets.String()))
+		if so != nil {
+			so.SecretFound(ctx, f.Rule, p.Secrets)
+		}
+	}
+}
+
+// screenMove applies the write policies to a rename of oldKey to newKey,
+// before anything moves: each file it moves whose new path a policy scans,
+// unless the same policy scanned it at its old path (an allow-listed path,
+// or a mount of another policy, does not), is read and scanned as a write
+// of its content to its new path would be. Under reject and redact a secret
+// refuses the whole rename (a rename does not rewrite a file, so it cannot
+// redact); under warn it is logged and counted, and the file moves. A file
+// over the file size limit, or gone meanwhile, is left to the move.
+func (h *Handler) screenMove(ctx context.Context, c *command, oldKey, newKey string) (Result, bool) {
+	if !h.policies.active {
+		return Result{}, true
+	}
+	var keys []string
+	_, err := h.store.Stat(ctx, oldKey)
+	switch {
+	case err == nil:
+		keys = []string{oldKey}
+	case !errors.Is(err, blob.ErrNotExist):
+		return h.storageFailure(ctx, c, c.oldPath, err), false
+	default:
+		for info, err := range h.store.List(ctx, oldKey+"/") {
+			if err != nil {
+				return h.storageFailure(ctx, c, c.oldPath, err), false
+			}
+			if !isBookkeeping(info.Key) {
+				keys = append(keys, info.Key)
+			}
+		}
+	}
+	for _, key := range keys {
+		dst := newKey + key[len(oldKey):]
+		pNew, pOld := h.policyAt(dst), h.policyAt(key)
+		if !pNew.Scans(pathOf(dst)) || pOld == pNew && pOld.Scans(pathOf(key)) {
+			continue
+		}
+		data, _, err := h.store.Get(ctx, key, h.readLimit(key))
+		switch {
+		case errors.Is(err, blob.ErrNotExist) || errors.Is(err, blob.ErrTooLarge):
+			continue
+		case err != nil:
+			return h.storageFailure(ctx, c, c.oldPath, err), false
+		case int64(len(data)) > h.maxFileBytesAt(dst):
+			continue
+		}
+		found, err := pNew.Scan(pathOf(dst), data)
+		if err != nil {
+			return h.storageFailure(ctx, c, c.oldPath, err), false
+		}
+		if len(found) == 0 {
+			continue
+		}
+		h.reportSecrets(ctx, c, pathOf(dst), pNew, found)
+		if pNew.Secrets == policy.Reject || pNew.Secrets == policy.Redact {
+			return errorResult(ErrSecret, msgSecretNotMoved(c.oldPath, c.newPath, pathOf(dst), found)), false
+		}
+	}
+	return Result{}, true
+}
+
+// msgSecretNotMoved is the text of a rename refused because it would move
+// a secret into dest, the new path of a file it moves.
+func msgSecretNotMoved(oldPath, newPath, dest string, fs []policy.Finding) string {
+	var b strings.Builder
+	b.WriteString("Moving " + oldPath + " to " + newPath + " would put ")
+	if len(fs) == 1 {
+		b.WriteString("a secret into " + dest + " (")
+	} else {
+		b.WriteString(strconv.Itoa(len(fs)) + " secrets into " + dest + " (")
+	}
+	listFindings(&b, fs, false)
+	b.WriteString("); nothing was moved. " + secretsAdvice)
 	return b.String()
 }
 

@@ -142,6 +142,9 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 			return res
 		}
 	}
+	if res, ok := h.screenMove(ctx, c, oldKey, newKey); !ok {
+		return res
+	}
 	err := h.move(ctx, oldKey, newKey)
 	// A move across two counted scopes (two mounts) that may have copied
 	// files adds them to the new scope behind its count, which is

@@ -179,7 +179,7 @@ func New(mounts []Mount) (blob.Store, error) {
 	slices.SortFunc(t.mounts, func(a, b *mounted) int { return strings.Compare(a.dir, b.dir) })
 	for _, m := range t.mounts {
 		mt := blob.TraitsOf(m.store)
-		t.points = append(t.points, blob.MountPoint{Name: m.name, ReadOnly: m.readOnly, KeyBudget: m.keyBudget, Limits: mt.Limits, Policy: mt.Policy})
+		t.points = append(t.points, blob.MountPoint{Name: m.name, ReadOnly: m.readOnly, KeyBudget: m.keyBudget, Limits: mt.Limits, Policy: mt.Policy, Expires: mt.Expires})
 		t.keyBudget = max(t.keyBudget, min(len(m.dir)+m.keyBudget, blob.MaxKeyLen))
 	}
 	slices.SortFunc(t.points, func(a, b blob.MountPoint) int { return strings.Compare(a.Name, b.Name) })

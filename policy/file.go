@@ -20,12 +20,16 @@ const maxFileBytes = 1 << 20
 //	allow:
 //	  regexes: ['^AKIA[0-9A-Z]{12}EXAMPLE$']
 //	  paths: ['/memories/fixtures/**']
+//	expire:
+//	  - path: /memories/scratch/**
+//	    after: 7d
 type fileForm struct {
 	Secrets string `yaml:"secrets"`
 	Allow   struct {
 		Regexes []string `yaml:"regexes"`
 		Paths   []string `yaml:"paths"`
 	} `yaml:"allow"`
+	Expire []expireForm `yaml:"expire"`
 }
 
 // Load reads the policy file at name (see Parse).
@@ -48,7 +52,7 @@ func Load(name string) (*Policy, error) {
 // Parse returns the policy the YAML data (a policy file's, named name in
 // errors) gives. Every key and value is checked: an unknown key, a mode that
 // is not one of the four, a regex that does not compile or a malformed path
-// pattern is an error naming the file and the line. A file that sets no
+// pattern, a bad expiry rule is an error naming the file and the line. A file that sets no
 // mode has the mode Off.
 func Parse(name string, data []byte) (*Policy, error) {
 	var form fileForm
@@ -77,6 +81,13 @@ func Parse(name string, data []byte) (*Policy, error) {
 			return nil, fmt.Errorf("policy: %s: allow %w", name, err)
 		}
 		p.Allow.Paths = append(p.Allow.Paths, pat)
+	}
+	for _, f := range form.Expire {
+		r, err := f.rule()
+		if err != nil {
+			return nil, fmt.Errorf("policy: %s: %w", name, err)
+		}
+		p.Expire = append(p.Expire, r)
 	}
 	return p, nil
 }

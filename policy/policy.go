@@ -21,6 +21,13 @@
 // A Policy comes from a store URL's secrets= and policy= parameters (package
 // storeurl), from a policy file (Load, Parse), or from Go.
 //
+// # Expiry
+//
+// A Policy's Expire rules make files expire (see ExpireRule): a path
+// pattern and an age since the file's last change. The store wrapper
+// blob.WithExpiry hides and deletes expired files; package storeurl puts it
+// over a store whose policy file has rules.
+//
 // No error, log line or Finding of this package holds a secret: a Finding
 // has the rule, the line and the secret's place in the text, never its
 // bytes.
@@ -71,6 +78,9 @@ type Policy struct {
 	Secrets Mode
 	// Allow drops findings that are known not to be secrets.
 	Allow Allow
+	// Expire are the expiry rules (see ExpireRule): none, and no file
+	// expires.
+	Expire []ExpireRule
 }
 
 // Allow is a Policy's allow-list.
@@ -105,6 +115,9 @@ func (p *Policy) String() string {
 	s := "secrets=" + p.Secrets.String()
 	if n := len(p.Allow.Regexes) + len(p.Allow.Paths); n > 0 {
 		s += fmt.Sprintf(" (%d allow-list entries)", n)
+	}
+	if n := len(p.Expire); n > 0 {
+		s += fmt.Sprintf(", %d expiry rules", n)
 	}
 	return s
 }

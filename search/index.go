@@ -41,6 +41,10 @@
 //     whose last refresh is older than Options.MaxAge refreshes, and so
 //     does Refresh: one List of the store, then a Get of each file whose
 //     version changed, and the files gone are dropped.
+//   - Files that expire (a write policy's expiry rules, blob.WithExpiry):
+//     the reads note when the first file read expires
+//     (blob.ExpiryWatch), and the first Search from then on refreshes, so
+//     an expired file is not found from the instant it expires.
 //
 // Why an Observer rather than a blob.Store wrapper that notes Put, Delete
 // and Rename: a wrapper must forward every capability of the store it wraps
@@ -121,6 +125,7 @@ type Index struct {
 	syncMu    sync.Mutex           // one refresh or re-read at a time
 	built     bool                 // under syncMu: a refresh succeeded
 	refreshed time.Time            // under syncMu: when the last one began
+	expiry    *blob.ExpiryWatch    // under syncMu: when the first file read since the last refresh expires
 	seen      map[string]blob.Info // under syncMu: key -> what was read of every file looked at, indexed or not
 
 	cacheFile string               // Options.CacheFile
@@ -231,7 +236,7 @@ func (x *Index) sync(ctx context.Context) error {
 	defer x.syncMu.Unlock()
 	dirty, stale := x.takeDirty()
 	var err error
-	if !x.built || stale || x.maxAge < 0 || time.Since(x.refreshed) >= x.maxAge {
+	if !x.built || stale || x.maxAge < 0 || time.Since(x.refreshed) >= x.maxAge || x.expiry.Due() {
 		err = x.refresh(ctx, "")
 	} else {
 		err = x.reread(ctx, dirty)
@@ -275,6 +280,14 @@ func (x *Index) refresh(ctx context.Context, prefix string) error {
 	if x.cacheFile != "" && !x.loaded {
 		x.load()
 	}
+	// A file that expires (blob.WithExpiry) is gone from the instant it
+	// does: the reads note when the first of them expires, and the
+	// Search after that refreshes.
+	watch := x.expiry
+	if prefix == "" || watch == nil {
+		watch = &blob.ExpiryWatch{}
+	}
+	ctx = watch.Watch(ctx)
 	listed := map[string]struct{}{}
 	var read []blob.Info
 	for info, err := range x.store.List(ctx, prefix) {
@@ -310,6 +323,7 @@ func (x *Index) refresh(ctx context.Context, prefix string) error {
 	if err := x.readAll(ctx, read); err != nil {
 		return err
 	}
+	x.expiry = watch
 	if prefix == "" {
 		x.built, x.refreshed = true, start
 		x.forgetCached()
@@ -332,6 +346,9 @@ func (x *Index) reread(ctx context.Context, keys []string) error {
 			x.dropTree(k)
 			x.unsaved = true
 		}
+	}
+	if x.expiry != nil {
+		ctx = x.expiry.Watch(ctx)
 	}
 	gone, err := x.readEach(ctx, infos)
 	if err != nil {

@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/policy"
 )
 
 // OrderPolicy carries the memory tree's write policy (secrets=, policy=;
-// registered by this package) in the store's Traits (blob.WithPolicy):
-// between the read-only layer and the limits, which report its Traits.
+// registered by this package) in the store's Traits (blob.WithPolicy), and
+// applies its expiry rules (blob.WithExpiry, see Expiring): between the
+// read-only layer and the limits, which report its Traits. Being above
+// history, its deletions of expired files are recorded, as policy:expire.
 const OrderPolicy = 450
 
 // The write policy's parameters (docs/spec.md "Write policies").
@@ -27,8 +30,19 @@ var policyLayer = Wrapper{Order: OrderPolicy, Params: []string{paramSecrets, par
 		if err != nil {
 			return nil, err
 		}
-		return blob.WithPolicy(s, p), nil
+		return blob.WithPolicy(Expiring(s, p, nil), p), nil
 	}}
+
+// Expiring returns s with the expiry rules of p applied (blob.WithExpiry):
+// a key k of s is the path /memories/k of p's rules. now is the clock (nil:
+// time.Now). Without rules it returns s.
+func Expiring(s blob.Store, p *policy.Policy, now func() time.Time) blob.Store {
+	if p == nil || len(p.Expire) == 0 {
+		return s
+	}
+	return blob.WithExpiry(s, blob.Expiry{Now: now,
+		After: func(key string) (time.Duration, bool) { return p.ExpiresAfter("/memories/" + key) }})
+}
 
 func init() { RegisterWrapper("policy", policyLayer) }
 

@@ -495,3 +495,34 @@ func TestPolicyParams(t *testing.T) {
 		}
 	}
 }
+
+// A policy file's expire rules make the store expire (blob.WithExpiry),
+// above history, so that its deletions are recorded; a bad rule is refused
+// before anything opens, naming the file and the rule's line.
+func TestPolicyExpireRules(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(file, []byte("expire:\n  - path: /memories/scratch/**\n    after: 7d\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("secrets: warn\nexpire:\n  - path: /memories/a/**\n    after: 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]bool{"mem://": false, "mem://?secrets=warn": false, "mem://?policy=" + file: true,
+		"mem://?policy=" + file + "&readonly=true&max_files=9": true} {
+		s, err := storeurl.Open(t.Context(), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := blob.HasExpiry(s); got != want {
+			t.Errorf("Open(%q): expires %v, want %v", raw, got, want)
+		}
+		blob.Close(s)
+	}
+	want := "storeurl: policy: " + bad + `: expire rule on line 3: after "7": want a whole number and a unit (s, m, h or d), such as 7d or 12h, at most 36500d`
+	if s, err := storeurl.Open(t.Context(), "mem://?policy="+bad); err == nil || err.Error() != want {
+		blob.Close(s)
+		t.Errorf("a bad rule: %v; want %q", err, want)
+	}
+}

@@ -311,11 +311,15 @@ func (s *store) objects(ctx context.Context, prefix string) iter.Seq2[types.Obje
 }
 
 // newInfo builds an Info from an object's attributes; meta may be nil.
+// Modified is LastModified in whole seconds: a HEAD or GET gives it so (an
+// HTTP date), a listing to the millisecond on some servers (MinIO), and a
+// time that differed between a Stat and a List would let an object expire
+// for one and not for the other (blob.WithExpiry).
 func newInfo(key string, size int64, etag *string, meta map[string]string, modified *time.Time) blob.Info {
 	return blob.Info{
 		Key:      key,
 		Size:     size,
 		Version:  joinVersion(aws.ToString(etag), metaValue(meta, metaWriteID)),
-		Modified: aws.ToTime(modified),
+		Modified: aws.ToTime(modified).Truncate(time.Second),
 	}
 }

@@ -177,6 +177,7 @@ func TestCompletion(t *testing.T) {
 	}
 	code, stdout, stderr = cloudmem([]string{"__complete", "ex"}, "", nil)
 	want := "exec\tRun memory commands read from stdin, one JSON object per line\n" +
+		"expire\tDelete the memory files that expired\n" +
 		"export\tWrite every memory file to a directory or a tar stream\n:4\n"
 	if code != 0 || stdout != want {
 		t.Errorf("cloudmem __complete ex = %d\nstdout:\n%s\nstderr:\n%s\nwant 0 and stdout:\n%s", code, stdout, stderr, want)

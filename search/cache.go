@@ -15,6 +15,21 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
+// ErrCacheWrite wraps the failure to write Options.CacheFile, which
+// Refresh returns after bringing the index up to date (the index is
+// current all the same; only the next process will read more). The text
+// is "search: writing the index file FILE: CAUSE".
+var ErrCacheWrite = errors.New("search: writing the index file")
+
+// writeError is err of writing the cache file, naming the file the caller
+// gave rather than the temporary one beside it.
+func (x *Index) writeError(err error) error {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("%w %s: %w", ErrCacheWrite, x.cacheFile, err)
+}
+
 // cacheFormat is the version of the cache file's layout; a file of
 // another is ignored.
 const cacheFormat = 1
@@ -110,7 +125,7 @@ func (x *Index) save() (err error) {
 	dir, base := filepath.Split(x.cacheFile)
 	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp") // mode 0600
 	if err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	defer func() {
 		if err != nil {
@@ -120,16 +135,16 @@ func (x *Index) save() (err error) {
 	}()
 	w := bufio.NewWriterSize(tmp, 1<<16)
 	if err := gob.NewEncoder(w).Encode(&data); err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	if err := errors.Join(w.Flush(), tmp.Chmod(0o600), tmp.Sync()); err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	if err := os.Rename(tmp.Name(), x.cacheFile); err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	return nil
 }

@@ -75,18 +75,19 @@ func (x *Index) load() {
 		return
 	}
 	x.cached = make(map[string]blob.Info, len(data.Files))
+	var files []parsed
 	for _, c := range data.Files {
 		if !indexable(c.Key) || c.Indexed && (!utf8.ValidString(c.Text) || int64(len(c.Text)) > x.limit || int64(len(c.Text)) != c.Size) {
 			continue // not what this index would hold: read it again
 		}
 		if c.Indexed {
-			a := analyse(c.Text, x.p.dict)
-			x.mu.Lock()
-			x.p.put(c.Key, c.Version, c.Text, a)
-			x.mu.Unlock()
+			files = append(files, parsed{c.Key, c.Version, c.Text, analyse(c.Text, x.p.dict)})
 		}
 		x.cached[c.Key] = blob.Info{Key: c.Key, Version: c.Version, Size: c.Size, Modified: c.Modified}
 	}
+	x.mu.Lock()
+	x.p.putAll(files)
+	x.mu.Unlock()
 	x.p.dict.settle()
 }
 

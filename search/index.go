@@ -366,6 +366,7 @@ func (x *Index) readEach(ctx context.Context, infos []blob.Info) (gone []string,
 		outMu   sync.Mutex
 		first   error
 		seenSet = map[string]blob.Info{}
+		files   []parsed // read and analysed, put together at the end
 	)
 	for range min(x.parallel, len(infos)) {
 		wg.Go(func() {
@@ -391,17 +392,18 @@ func (x *Index) readEach(ctx context.Context, infos []blob.Info) (gone []string,
 					}
 				}
 				outMu.Unlock()
-				if errors.Is(err, blob.ErrTooLarge) || err == nil && !utf8.Valid(data) {
-					x.drop(info.Key)
+				text := err == nil && utf8.Valid(data)
+				if errors.Is(err, blob.ErrTooLarge) || err == nil && !text {
+					x.drop(info.Key) // not indexed (an image, say): what it held goes
 				}
-				if err != nil || !utf8.Valid(data) {
+				if !text {
 					continue
 				}
-				text := string(data)
-				a := analyse(text, x.p.dict)
-				x.mu.Lock()
-				x.p.put(info.Key, version, text, a)
-				x.mu.Unlock()
+				f := parsed{key: info.Key, version: version, text: string(data)}
+				f.a = analyse(f.text, x.p.dict)
+				outMu.Lock()
+				files = append(files, f)
+				outMu.Unlock()
 			}
 		})
 	}
@@ -415,6 +417,9 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	x.mu.Lock()
+	x.p.putAll(files)
+	x.mu.Unlock()
 	x.unsaved = true
 	for k, v := range seenSet {
 		x.seen[k] = v

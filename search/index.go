@@ -213,6 +213,16 @@ func (x *Index) Refresh(ctx context.Context) error {
 	return x.saveErr
 }
 
+// CacheFileError returns the error of the last write of Options.CacheFile
+// (wrapping ErrCacheWrite), or nil when it succeeded or none was made. A
+// Search does not return it, its results being current all the same; a
+// program that wants it said asks here after the Search.
+func (x *Index) CacheFileError() error {
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
+	return x.saveErr
+}
+
 // Files returns the number of files the index holds.
 func (x *Index) Files() int {
 	x.mu.RLock()

@@ -123,7 +123,7 @@ func (a *app) serveStdio(ctx context.Context, f mcpFlags) error {
 	defer blob.Close(s)
 	var idx *search.Index
 	if f.search {
-		if idx, err = openIndex(s, f.indexCache, 0); err != nil { // search.go
+		if idx, err = openIndex(s, f.indexCache); err != nil { // search.go
 			return err
 		}
 	}

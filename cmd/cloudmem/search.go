@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,18 +49,16 @@ func newSearchCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer blob.Close(s)
-			x, err := openIndex(s, indexCache, time.Hour) // one refresh for this one query
+			x, err := openIndex(s, indexCache)
 			if err != nil {
 				return err
-			}
-			if err := x.Refresh(ctx); errors.Is(err, search.ErrCacheWrite) {
-				fmt.Fprintf(a.stderr, "cloudmem search: warning: %v\n", err) // the index is current all the same
-			} else if err != nil {
-				return searchError{err}
 			}
 			res, err := x.Search(ctx, search.Request{Query: args[0], Dir: dir, Limit: limit})
 			if err != nil {
 				return searchError{err}
+			}
+			if err := x.CacheFileError(); err != nil { // the results are right all the same
+				fmt.Fprintf(a.stderr, "cloudmem search: warning: %v\n", err)
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -92,9 +89,9 @@ func addIndexCacheFlag(cmd *cobra.Command, file *string) {
 
 // openIndex returns the search index over s, kept in cacheFile too when it
 // is not empty; on an encrypted store that is errIndexCacheEncrypted,
-// before anything is read or written. maxAge is search.Options.MaxAge.
-func openIndex(s blob.Store, cacheFile string, maxAge time.Duration) (*search.Index, error) {
-	x, err := search.Open(s, &search.Options{CacheFile: cacheFile, MaxAge: maxAge})
+// before anything is read or written.
+func openIndex(s blob.Store, cacheFile string) (*search.Index, error) {
+	x, err := search.Open(s, &search.Options{CacheFile: cacheFile})
 	if errors.Is(err, search.ErrEncryptedCache) {
 		return nil, errIndexCacheEncrypted
 	}

@@ -110,6 +110,17 @@ func TestSearchIndexCache(t *testing.T) {
 		t.Fatalf("the index file: %v, %v; want mode 0600", fi, err)
 	}
 	run(both, blob.Counts{Stat: 1, List: 1}) // from the index file
+	// A query the index refuses reads nothing and writes no index file.
+	other := filepath.Join(t.TempDir(), "other")
+	counter(name).Reset()
+	runCases(t, store, []cliCase{{args: []string{"search", "!!", "--index-cache", other}, code: 1,
+		stderr: "cloudmem search: The query has no words to search for.\n"}})
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("a refused query wrote the index file (stat: %v)", err)
+	}
+	if got := counter(name).Counts(); got.List+got.Get != 0 {
+		t.Errorf("a refused query made %+v", got)
+	}
 	if _, err := sharedStore(name).Put(t.Context(), "coffee.md", []byte("Espresso and milk.\n"), blob.Cond{}); err != nil {
 		t.Fatal(err)
 	}

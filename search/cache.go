@@ -16,8 +16,9 @@ import (
 )
 
 // ErrCacheWrite wraps the failure to write Options.CacheFile, which
-// Refresh returns after bringing the index up to date (the index is
-// current all the same; only the next process will read more). The text
+// Refresh returns after bringing the index up to date, and
+// Index.CacheFileError after a Search (the index is current all the same;
+// only the next process will read more). The text
 // is "search: writing the index file FILE: CAUSE".
 var ErrCacheWrite = errors.New("search: writing the index file")
 

@@ -402,11 +402,11 @@ func (x *Index) readEach(ctx context.Context, infos []blob.Info) (gone []string,
 					}
 				}
 				outMu.Unlock()
-				text := err == nil && utf8.Valid(data)
-				if errors.Is(err, blob.ErrTooLarge) || err == nil && !text {
+				isText := err == nil && utf8.Valid(data)
+				if errors.Is(err, blob.ErrTooLarge) || err == nil && !isText {
 					x.drop(info.Key) // not indexed (an image, say): what it held goes
 				}
-				if !text {
+				if !isText {
 					continue
 				}
 				f := parsed{key: info.Key, version: version, text: string(data)}

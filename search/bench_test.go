@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloudmem/cloudmem/backends/file"
+	_ "github.com/cloudmem/cloudmem/backends/file"  // file:
 	_ "github.com/cloudmem/cloudmem/backends/redis" // redis://
 	_ "github.com/cloudmem/cloudmem/backends/s3"    // s3://
 	"github.com/cloudmem/cloudmem/blob"
@@ -47,50 +47,60 @@ func BenchmarkTargets(b *testing.B) {
 }
 
 // openBench returns an empty store of backend, removed after the
-// benchmark. A server's benchmark is skipped when its settings are not in
+// benchmark (or test). A server's is skipped when its settings are not in
 // the environment, and fails then if CI or CLOUDMEM_INTEGRATION is set.
-func openBench(b *testing.B, backend string) blob.Store {
-	ctx := context.Background()
-	var raw string
+func openBench(tb testing.TB, backend string) blob.Store {
+	return openURL(tb, benchURL(tb, backend))
+}
+
+// benchURL returns the URL of a new, empty store of backend (a file store
+// in a temporary directory, or a prefix of its own on MinIO or Redis),
+// skipped or failed as openBench says.
+func benchURL(tb testing.TB, backend string) string {
 	prefix := fmt.Sprintf("search-bench-%d-%d", os.Getpid(), time.Now().UnixNano())
 	env := func(name string) string {
 		v := os.Getenv(name)
 		if v == "" {
 			if os.Getenv("CI") != "" || os.Getenv("CLOUDMEM_INTEGRATION") != "" {
-				b.Fatalf("%s is not set (eval \"$(bash integration/emulators.sh env)\")", name)
+				tb.Fatalf("%s is not set (eval \"$(bash integration/emulators.sh env)\")", name)
 			}
-			b.Skipf("%s is not set: eval \"$(bash integration/emulators.sh env)\"", name)
+			tb.Skipf("%s is not set: eval \"$(bash integration/emulators.sh env)\"", name)
 		}
 		return v
 	}
 	switch backend {
 	case "file":
-		s, err := file.Open(ctx, b.TempDir(), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s
+		return "file:" + tb.TempDir()
 	case "minio":
 		endpoint, bucket := env("CLOUDMEM_TEST_S3_ENDPOINT"), env("CLOUDMEM_TEST_BUCKET")
 		region := os.Getenv("AWS_REGION")
 		if region == "" {
 			region = "us-east-1"
 		}
-		raw = fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", bucket, prefix, url.QueryEscape(endpoint), region)
+		return fmt.Sprintf("s3://%s/%s?endpoint=%s&path_style=true&region=%s", bucket, prefix, url.QueryEscape(endpoint), region)
 	case "redis":
-		raw = "redis://" + env("CLOUDMEM_TEST_REDIS_ADDR") + "/0?prefix=" + prefix
+		return "redis://" + env("CLOUDMEM_TEST_REDIS_ADDR") + "/0?prefix=" + prefix
 	}
+	tb.Fatalf("no backend %q", backend)
+	return ""
+}
+
+// openURL opens the store raw names, as a process of its own would; its
+// keys are deleted and it is closed when the test ends.
+func openURL(tb testing.TB, raw string) blob.Store {
+	ctx := context.Background()
 	s, err := storeurl.Open(ctx, raw)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() {
+	tb.Cleanup(func() {
+		defer blob.Close(s)
 		infos, err := blob.ListAll(ctx, s, "")
 		if err != nil {
-			b.Error(err)
+			tb.Error(err)
 		}
 		if err := each(len(infos), func(i int) error { return s.Delete(ctx, infos[i].Key, blob.Cond{}) }); err != nil {
-			b.Error(err)
+			tb.Error(err)
 		}
 	})
 	return s

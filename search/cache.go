@@ -15,6 +15,22 @@ import (
 	"github.com/cloudmem/cloudmem/blob"
 )
 
+// ErrCacheWrite wraps the failure to write Options.CacheFile, which
+// Refresh returns after bringing the index up to date, and
+// Index.CacheFileError after a Search (the index is current all the same;
+// only the next process will read more). The text
+// is "search: writing the index file FILE: CAUSE".
+var ErrCacheWrite = errors.New("search: writing the index file")
+
+// writeError is err of writing the cache file, naming the file the caller
+// gave rather than the temporary one beside it.
+func (x *Index) writeError(err error) error {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("%w %s: %w", ErrCacheWrite, x.cacheFile, err)
+}
+
 // cacheFormat is the version of the cache file's layout; a file of
 // another is ignored.
 const cacheFormat = 1
@@ -60,18 +76,19 @@ func (x *Index) load() {
 		return
 	}
 	x.cached = make(map[string]blob.Info, len(data.Files))
+	var files []parsed
 	for _, c := range data.Files {
 		if !indexable(c.Key) || c.Indexed && (!utf8.ValidString(c.Text) || int64(len(c.Text)) > x.limit || int64(len(c.Text)) != c.Size) {
 			continue // not what this index would hold: read it again
 		}
 		if c.Indexed {
-			a := analyse(c.Text, x.p.dict)
-			x.mu.Lock()
-			x.p.put(c.Key, c.Version, c.Text, a)
-			x.mu.Unlock()
+			files = append(files, parsed{c.Key, c.Version, c.Text, analyse(c.Text, x.p.dict)})
 		}
 		x.cached[c.Key] = blob.Info{Key: c.Key, Version: c.Version, Size: c.Size, Modified: c.Modified}
 	}
+	x.mu.Lock()
+	x.p.putAll(files)
+	x.mu.Unlock()
 	x.p.dict.settle()
 }
 
@@ -110,7 +127,7 @@ func (x *Index) save() (err error) {
 	dir, base := filepath.Split(x.cacheFile)
 	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp") // mode 0600
 	if err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	defer func() {
 		if err != nil {
@@ -120,16 +137,16 @@ func (x *Index) save() (err error) {
 	}()
 	w := bufio.NewWriterSize(tmp, 1<<16)
 	if err := gob.NewEncoder(w).Encode(&data); err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	if err := errors.Join(w.Flush(), tmp.Chmod(0o600), tmp.Sync()); err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	if err := os.Rename(tmp.Name(), x.cacheFile); err != nil {
-		return fmt.Errorf("search: writing the index file: %w", err)
+		return x.writeError(err)
 	}
 	return nil
 }

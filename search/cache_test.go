@@ -148,3 +148,37 @@ func TestCacheFileEncrypted(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheFileError: an index file that cannot be written leaves the
+// Search's results as they are; CacheFileError and Refresh say why, naming
+// the file given, and the next refresh writes it once it can.
+func TestCacheFileError(t *testing.T) {
+	ctx := context.Background()
+	s := mem.New(nil)
+	put(t, s, map[string]string{"a.md": "alpha\n"})
+	dir := filepath.Join(t.TempDir(), "later")
+	cache := filepath.Join(dir, "index")
+	x := search.New(s, &search.Options{CacheFile: cache, MaxAge: -1})
+	if err := x.CacheFileError(); err != nil {
+		t.Errorf("before any write: %v", err)
+	}
+	if got := paths(t, x, "alpha"); !equal(got, []string{"/memories/a.md"}) {
+		t.Errorf("found %v", got)
+	}
+	want := "search: writing the index file " + cache + ": no such file or directory"
+	if err := x.CacheFileError(); !errors.Is(err, search.ErrCacheWrite) || err.Error() != want {
+		t.Errorf("CacheFileError() = %v, want %q", err, want)
+	}
+	if err := x.Refresh(ctx); !errors.Is(err, search.ErrCacheWrite) || err.Error() != want {
+		t.Errorf("Refresh() = %v, want %q", err, want)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Refresh(ctx); err != nil {
+		t.Errorf("Refresh() once the directory exists: %v", err)
+	}
+	if _, err := os.Stat(cache); err != nil || x.CacheFileError() != nil {
+		t.Errorf("the index file: %v; CacheFileError() = %v", err, x.CacheFileError())
+	}
+}

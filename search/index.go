@@ -218,6 +218,16 @@ func (x *Index) Refresh(ctx context.Context) error {
 	return x.saveErr
 }
 
+// CacheFileError returns the error of the last write of Options.CacheFile
+// (wrapping ErrCacheWrite), or nil when it succeeded or none was made. A
+// Search does not return it, its results being current all the same; a
+// program that wants it said asks here after the Search.
+func (x *Index) CacheFileError() error {
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
+	return x.saveErr
+}
+
 // Files returns the number of files the index holds.
 func (x *Index) Files() int {
 	x.mu.RLock()
@@ -383,6 +393,7 @@ func (x *Index) readEach(ctx context.Context, infos []blob.Info) (gone []string,
 		outMu   sync.Mutex
 		first   error
 		seenSet = map[string]blob.Info{}
+		files   []parsed // read and analysed, put together at the end
 	)
 	for range min(x.parallel, len(infos)) {
 		wg.Go(func() {
@@ -408,17 +419,18 @@ func (x *Index) readEach(ctx context.Context, infos []blob.Info) (gone []string,
 					}
 				}
 				outMu.Unlock()
-				if errors.Is(err, blob.ErrTooLarge) || err == nil && !utf8.Valid(data) {
-					x.drop(info.Key)
+				isText := err == nil && utf8.Valid(data)
+				if errors.Is(err, blob.ErrTooLarge) || err == nil && !isText {
+					x.drop(info.Key) // not indexed (an image, say): what it held goes
 				}
-				if err != nil || !utf8.Valid(data) {
+				if !isText {
 					continue
 				}
-				text := string(data)
-				a := analyse(text, x.p.dict)
-				x.mu.Lock()
-				x.p.put(info.Key, version, text, a)
-				x.mu.Unlock()
+				f := parsed{key: info.Key, version: version, text: string(data)}
+				f.a = analyse(f.text, x.p.dict)
+				outMu.Lock()
+				files = append(files, f)
+				outMu.Unlock()
 			}
 		})
 	}
@@ -432,6 +444,9 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	x.mu.Lock()
+	x.p.putAll(files)
+	x.mu.Unlock()
 	x.unsaved = true
 	for k, v := range seenSet {
 		x.seen[k] = v

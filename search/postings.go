@@ -114,124 +114,166 @@ type analysis struct {
 	pos    []uint32
 }
 
-// scratch is analyse's reusable state.
+// scratch is analyse's reusable state. It remembers the term ID of every
+// spelling it met ("The", "the", "café"), for the dictionary dict, so
+// that a word spelled as in an earlier text costs one lookup in a table of
+// its own: no folding, no lock, no lookup in the shared dictionary.
 type scratch struct {
-	local  spellTable // the file's spellings -> index in spell
-	spell  []spelling // by local index
-	buf    []byte     // the spellings' terms, back to back
-	seq    []uint32   // the text's words' term IDs, in order
-	serial uint32     // this analysis, for stamp
-	stamp  []uint32   // by term ID: the serial of the last analysis that met it
-	slot   []uint32   // by term ID: its index in analysis.terms, when stamp says so
+	dict   *dict      // the dictionary whose IDs known holds
+	known  spellTable // spelling -> term ID, or newSpelling|index in spell
+	spell  []spelling // the spellings of this text not met before
+	buf    []byte     // their terms, back to back
+	seq    []uint32   // the text's words' term IDs (or newSpelling|index), in order
+	serial uint32     // this analysis, for marks
+	marks  []termMark // by term ID: whether this analysis met it, and its number in terms
+	terms  []uint32   // the text's unique term IDs, in order of first occurrence
+	counts []uint32   // by number in terms: how often the text holds it
 }
 
-// spelling is one way a file writes a term ("The", "the"): its term is
-// scratch.buf[off:end], and id its term ID once known.
+// termMark says which analysis last met a term (its serial) and the
+// term's number in that text's terms.
+type termMark struct{ serial, slot uint32 }
+
+// newSpelling marks a number of scratch.known and scratch.seq that is not
+// yet a term ID but the index of a spelling in scratch.spell.
+const newSpelling = 1 << 31
+
+// spelling is a spelling of the text being analysed that scratch.known
+// did not hold, text[start:end]: its term is scratch.buf[off:end], and id
+// its term ID once known.
 type spelling struct {
-	off, end int
-	id       uint32
-	known    bool
+	start, end  int
+	off, bufEnd int
+	id          uint32
+	known       bool
 }
+
+// Bounds of what a scratch remembers: past either, it forgets every
+// spelling before the next text, so that texts of ever new words (random
+// tokens, hashes) cannot grow it without bound.
+const (
+	knownMax      = 1 << 17 // spellings
+	knownMaxBytes = 4 << 20 // bytes of them
+)
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// spellTable is an open-addressing hash table from the spellings of one
-// text (substrings of it, so never copied) to numbers. It does the one
-// lookup per word of a build, so it is made for that: no string header
-// hashed twice, no allocation per file. The zero value is empty.
+// spellTable is an open-addressing hash table from spellings (copied into
+// an arena of its own) to numbers. It does the one lookup per word of a
+// build, so it is made for that: one hash per word, no allocation per
+// word. The zero value is empty.
 type spellTable struct {
 	seed  maphash.Seed
 	slots []spellSlot // a power of two long, at most half full
+	arena []byte      // the spellings, back to back
 	used  int
 }
 
-// spellSlot is one entry: the spelling text[start:end], numbered j-1 (0:
-// an empty slot).
+// spellSlot is one entry: the spelling arena[start:end], numbered n. Its
+// tag is the high half of the spelling's hash with the lowest bit set, so
+// that 0 is an empty slot. Sixteen bytes: four slots to a cache line.
 type spellSlot struct {
-	hash       uint64
-	start, end int
-	j          uint32
+	tag, start, end, n uint32
 }
 
-// spellReset is the size above which a spellTable is made anew rather
-// than cleared, so that one text of many words does not slow the next.
-const spellReset = 1 << 14
+// tagOf is the tag of a spelling of hash h.
+func tagOf(h uint64) uint32 { return uint32(h>>32) | 1 }
 
-// reset empties t for a new text.
+// reset empties t.
 func (t *spellTable) reset() {
-	if t.slots == nil || len(t.slots) > spellReset {
-		t.seed = maphash.MakeSeed()
-		t.slots = make([]spellSlot, 1024)
-	} else {
-		clear(t.slots)
-	}
+	t.seed = maphash.MakeSeed()
+	t.slots = make([]spellSlot, 1024)
+	t.arena = t.arena[:0]
 	t.used = 0
 }
 
-// lookup returns the number of the spelling text[start:end]; when it has
-// none, it gives it next and reports false.
-func (t *spellTable) lookup(text string, start, end int, next uint32) (uint32, bool) {
-	w := text[start:end]
-	h := maphash.String(t.seed, w)
+// find returns the slot of word and its hash, and whether the slot holds
+// word (else it is the empty slot where word goes).
+func (t *spellTable) find(word string) (slot int, hash uint64, found bool) {
+	h := maphash.String(t.seed, word)
+	tag := tagOf(h)
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.j == 0 {
-			*s = spellSlot{hash: h, start: start, end: end, j: next + 1}
-			t.used++
-			if 2*t.used > len(t.slots) {
-				t.grow(text)
-			}
-			return next, false
+		if s.tag == 0 {
+			return int(i), h, false
 		}
-		if s.hash == h && text[s.start:s.end] == w {
-			return s.j - 1, true
+		if s.tag == tag && string(t.arena[s.start:s.end]) == word {
+			return int(i), h, true
 		}
+	}
+}
+
+// add puts word, of hash h, numbered n, in the empty slot find returned
+// for it. It may grow the table, which moves every entry.
+func (t *spellTable) add(slot int, h uint64, word string, n uint32) {
+	start := len(t.arena)
+	t.arena = append(t.arena, word...)
+	t.slots[slot] = spellSlot{tag: tagOf(h), start: uint32(start), end: uint32(len(t.arena)), n: n}
+	t.used++
+	if 2*t.used > len(t.slots) {
+		t.grow()
 	}
 }
 
 // grow doubles the table.
-func (t *spellTable) grow(text string) {
+func (t *spellTable) grow() {
 	old := t.slots
 	t.slots = make([]spellSlot, 2*len(old))
 	mask := uint64(len(t.slots) - 1)
 	for _, s := range old {
-		if s.j == 0 {
+		if s.tag == 0 {
 			continue
 		}
-		i := s.hash & mask
-		for t.slots[i].j != 0 {
+		i := maphash.String(t.seed, string(t.arena[s.start:s.end])) & mask
+		for t.slots[i].tag != 0 {
 			i = (i + 1) & mask
 		}
 		t.slots[i] = s
 	}
 }
 
-// analyse tokenises text, numbering new terms in d. Each spelling is
-// folded and looked up in the dictionary once per file: the words are
-// first numbered in a small table of the file's own (keyed by substrings
-// of text, so without copying), then each spelling's term is looked up,
-// under one read lock, and the new ones added under one write lock.
+// analyse tokenises text, numbering new terms in d. A spelling that the
+// scratch met in an earlier text has its term ID at once. The others are
+// folded once per text, their terms looked up in d under one read lock,
+// the new ones added under one write lock, and remembered.
 func analyse(text string, d *dict) analysis {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	sc.local.reset()
+	if sc.dict != d || sc.known.slots == nil || sc.known.used > knownMax || len(sc.known.arena) > knownMaxBytes {
+		sc.dict = d
+		sc.known.reset()
+	}
 	sc.spell, sc.buf, sc.seq = sc.spell[:0], sc.buf[:0], sc.seq[:0]
 	words(text, func(start, end int, ascii bool) bool {
-		j, ok := sc.local.lookup(text, start, end, uint32(len(sc.spell)))
-		if !ok {
-			off := len(sc.buf)
-			sc.buf = appendTerm(sc.buf, text[start:end], ascii)
-			sc.spell = append(sc.spell, spelling{off: off, end: len(sc.buf)})
+		w := text[start:end]
+		slot, h, ok := sc.known.find(w)
+		if ok {
+			sc.seq = append(sc.seq, sc.known.slots[slot].n)
+			return true
 		}
-		sc.seq = append(sc.seq, j)
+		j := uint32(len(sc.spell))
+		sc.known.add(slot, h, w, newSpelling|j)
+		off := len(sc.buf)
+		sc.buf = appendTerm(sc.buf, w, ascii)
+		sc.spell = append(sc.spell, spelling{start: start, end: end, off: off, bufEnd: len(sc.buf)})
+		sc.seq = append(sc.seq, newSpelling|j)
 		return true
 	})
+	if len(sc.spell) > 0 {
+		sc.number(text, d)
+	}
+	return sc.collect()
+}
+
+// number gives each new spelling of text its term ID, from d or new in d,
+// and remembers it.
+func (sc *scratch) number(text string, d *dict) {
 	missing := 0
 	d.mu.RLock()
 	for i := range sc.spell {
 		sp := &sc.spell[i]
-		sp.id, sp.known = d.ids[string(sc.buf[sp.off:sp.end])]
+		sp.id, sp.known = d.ids[string(sc.buf[sp.off:sp.bufEnd])]
 		if !sp.known {
 			missing++
 		}
@@ -244,7 +286,7 @@ func analyse(text string, d *dict) analysis {
 			if sp.known {
 				continue
 			}
-			t := string(sc.buf[sp.off:sp.end])
+			t := string(sc.buf[sp.off:sp.bufEnd])
 			id, ok := d.ids[t] // another file, or spelling, may have brought it meanwhile
 			if !ok {
 				id = uint32(len(d.names))
@@ -256,41 +298,57 @@ func analyse(text string, d *dict) analysis {
 		}
 		d.mu.Unlock()
 	}
-	for i, j := range sc.seq {
-		sc.seq[i] = sc.spell[j].id
+	for _, sp := range sc.spell { // found again: the table may have grown since
+		slot, _, _ := sc.known.find(text[sp.start:sp.end])
+		sc.known.slots[slot].n = sp.id
 	}
+	for i, n := range sc.seq {
+		if n&newSpelling != 0 {
+			sc.seq[i] = sc.spell[n&^newSpelling].id
+		}
+	}
+}
+
+// collect makes the analysis of the text whose term IDs are sc.seq. It
+// reads sc.marks once per word, where the term ID leads; everything else
+// is indexed by the term's number in this text, so stays small and near.
+func (sc *scratch) collect() analysis {
 	sc.serial++
-	if sc.serial == 0 { // wrapped: forget every stamp
-		clear(sc.stamp)
+	if sc.serial == 0 { // wrapped: forget every mark
+		clear(sc.marks)
 		sc.serial = 1
 	}
-	a := analysis{terms: make([]uint32, 0, len(sc.spell)), n: make([]uint32, 0, len(sc.spell))}
-	for _, id := range sc.seq {
-		if int(id) >= len(sc.stamp) {
-			n := max(int(id)+1, 2*len(sc.stamp))
-			sc.stamp = slices.Grow(sc.stamp, n-len(sc.stamp))[:n]
-			sc.slot = slices.Grow(sc.slot, n-len(sc.slot))[:n]
+	sc.terms, sc.counts = sc.terms[:0], sc.counts[:0]
+	for at, id := range sc.seq {
+		if int(id) >= len(sc.marks) {
+			n := max(int(id)+1, 2*len(sc.marks))
+			sc.marks = slices.Grow(sc.marks, n-len(sc.marks))[:n]
 		}
-		if sc.stamp[id] != sc.serial {
-			sc.stamp[id], sc.slot[id] = sc.serial, uint32(len(a.terms))
-			a.terms = append(a.terms, id)
-			a.n = append(a.n, 0)
+		m := &sc.marks[id]
+		if m.serial != sc.serial {
+			m.serial, m.slot = sc.serial, uint32(len(sc.terms))
+			sc.terms = append(sc.terms, id)
+			sc.counts = append(sc.counts, 0)
 		}
-		a.n[sc.slot[id]]++
+		sc.counts[m.slot]++
+		sc.seq[at] = m.slot // from here on, seq holds each word's number in terms
 	}
-	a.length = len(sc.seq)
-	a.off = make([]uint32, len(a.terms))
-	fill := make([]uint32, len(a.terms))
+	// terms and pos stay with the doc; off and n, one allocation, only
+	// until put.
+	k := len(sc.terms)
+	a := analysis{length: len(sc.seq), terms: slices.Clone(sc.terms)}
+	offN := make([]uint32, 2*k)
+	a.off, a.n = offN[:k:k], offN[k:]
+	copy(a.n, sc.counts)
 	sum := uint32(0)
-	for i, c := range a.n {
-		a.off[i], fill[i] = sum, sum
+	for i, c := range a.n { // counts becomes where each term's next position goes
+		a.off[i], sc.counts[i] = sum, sum
 		sum += c
 	}
 	a.pos = make([]uint32, len(sc.seq))
-	for at, id := range sc.seq {
-		i := sc.slot[id]
-		a.pos[fill[i]] = uint32(at)
-		fill[i]++
+	for at, j := range sc.seq {
+		a.pos[sc.counts[j]] = uint32(at)
+		sc.counts[j]++
 	}
 	return a
 }
@@ -318,6 +376,41 @@ func (p *postings) put(key, version, text string, a analysis) {
 	p.docs[id] = &doc{key: key, version: version, text: text, length: a.length, terms: a.terms, pos: a.pos}
 	p.byKey[key] = id
 	p.tokens += int64(a.length)
+}
+
+// parsed is a file read and analysed, to be put in the postings.
+type parsed struct {
+	key, version, text string
+	a                  analysis
+}
+
+// putAll puts the files as put does, having first grown each term's
+// postings list once for all of them (appending file after file grows a
+// frequent term's list, and copies it, a dozen times in a build).
+func (p *postings) putAll(files []parsed) {
+	top := -1
+	for _, f := range files {
+		for _, t := range f.a.terms {
+			top = max(top, int(t))
+		}
+	}
+	counts := make([]uint32, top+1)
+	for _, f := range files {
+		for _, t := range f.a.terms {
+			counts[t]++
+		}
+	}
+	if len(p.lists) <= top {
+		p.lists = slices.Grow(p.lists, top+1-len(p.lists))[:top+1]
+	}
+	for t, n := range counts {
+		if n > 0 {
+			p.lists[t] = slices.Grow(p.lists[t], int(n))
+		}
+	}
+	for _, f := range files {
+		p.put(f.key, f.version, f.text, f.a)
+	}
 }
 
 // remove drops the file key from the index, if it is there.
@@ -367,11 +460,13 @@ func (p *postings) compacted() *postings {
 		return p
 	}
 	q := newPostings()
+	var files []parsed
 	for _, d := range p.docs {
 		if d != nil {
-			q.put(d.key, d.version, d.text, analyse(d.text, q.dict))
+			files = append(files, parsed{d.key, d.version, d.text, analyse(d.text, q.dict)})
 		}
 	}
+	q.putAll(files)
 	q.dict.settle()
 	return q
 }

@@ -290,3 +290,56 @@ func TestMountsAndTenants(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 }
+
+// TestAnotherClient changes a store through a client of its own, as
+// another process or machine would, on the file store and, when their
+// settings are in the environment, on MinIO and Redis: the index sees
+// nothing until it refreshes; then one refresh costs one listing and a
+// read of each file created or edited (none for the one deleted), and the
+// index answers as one built anew.
+func TestAnotherClient(t *testing.T) {
+	for _, backend := range []string{"file", "minio", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := t.Context()
+			raw := benchURL(t, backend)
+			here, there := openURL(t, raw), openURL(t, raw)
+			put(t, there, map[string]string{"a.md": "alpha one\n", "b.md": "beta one\n", "c.md": "gamma one\n"})
+			counted := blob.NewCounter(here)
+			x := search.New(counted, &search.Options{MaxAge: time.Hour})
+			if got := paths(t, x, "one"); !equal(got, []string{"/memories/a.md", "/memories/b.md", "/memories/c.md"}) {
+				t.Fatalf("built: %v", got)
+			}
+			h, err := memory.New(there, memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, res := range []memory.Result{
+				h.Create(ctx, "/memories/d/new.md", "delta two\n"),
+				h.StrReplace(ctx, "/memories/a.md", "one", "two"),
+				h.Delete(ctx, "/memories/b.md"),
+			} {
+				if res.IsError {
+					t.Fatal(res.Text)
+				}
+			}
+			if got := paths(t, x, "one two"); !equal(got, []string{"/memories/a.md", "/memories/b.md", "/memories/c.md"}) {
+				t.Errorf("before its refresh the index answers from what it read: %v", got)
+			}
+			counted.Reset()
+			if err := x.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := counted.Counts(), (blob.Counts{List: 1, Get: 2}); got != want {
+				t.Errorf("the refresh made %+v, want %+v", got, want)
+			}
+			// "one" is in one file now, "two" in two: c.md first, then a tie, by path
+			want := []string{"/memories/c.md", "/memories/a.md", "/memories/d/new.md"}
+			if got := paths(t, x, "one two"); !equal(got, want) {
+				t.Errorf("after the refresh: %v, want %v", got, want)
+			}
+			if got := paths(t, search.New(here, nil), "one two"); !equal(got, want) {
+				t.Errorf("an index built anew: %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -36,7 +36,8 @@ type mcpFlags struct {
 	maxSessions, maxTokenSessions           int
 	maxInFlight, maxTokenInFlight           int
 	search                                  bool
-	stdio                                   bool // --stdio: stdio even when the config names an address
+	indexCache                              string // --index-cache FILE: the search index also kept there (stdio only)
+	stdio                                   bool   // --stdio: stdio even when the config names an address
 	oauth                                   oauthFlags
 	stateless                               bool // --stateless: for replicas behind a load balancer
 	web                                     bool // --web: the web console beside MCP (web.go)
@@ -55,7 +56,8 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 		Short: "Serve the store as an MCP server (stdio, or streamable HTTP with --http)",
 		Long: "Serves the store over the Model Context Protocol: the tool memory (the six commands of\n" +
 			"Claude's memory tool, with the exact results), the read-only tool memory_search (unless\n" +
-			"--search=false), and every memory file as a resource (memory:///memories/...).\n\n" +
+			"--search=false; --index-cache FILE keeps its index in FILE too, stdio only), and every memory\n" +
+			"file as a resource (memory:///memories/...).\n\n" +
 			"Without --http it speaks MCP on stdin and stdout, for a client that starts it:\n" +
 			"  claude mcp add memory -- cloudmem --store s3://bucket/memories mcp\n\n" +
 			"With --http ADDR it serves streamable HTTP at http://ADDR" + mcpserver.MCPPath + " and a health check at " +
@@ -73,6 +75,12 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 			defer stop()
 			if err := a.applyMCPConfig(cmd, f); err != nil { // config.go
 				return err
+			}
+			if f.indexCache != "" && !f.search {
+				return usageErrorf("--index-cache needs --search")
+			}
+			if f.indexCache != "" && f.http != "" {
+				return usageErrorf("--index-cache serves stdio only: over --http each tenant has an index of its own, in memory")
 			}
 			if f.http == "" {
 				if f.tokenFile != "" || f.tlsCert != "" || f.tlsKey != "" || f.oauth.set() {
@@ -97,6 +105,7 @@ func mcpCommand(a *app, f *mcpFlags) *cobra.Command {
 	flags.IntVar(&f.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "with --http, the most requests served at once, of all tokens (negative: no cap)")
 	flags.IntVar(&f.maxTokenInFlight, "max-token-in-flight", mcpserver.DefaultMaxTenantInFlight, "with --http, the most requests served at once of one token (negative: no cap)")
 	flags.BoolVar(&f.search, "search", true, "offer the read-only memory_search tool beside the memory tool (its index is built in memory on the first search)")
+	addIndexCacheFlag(cmd, &f.indexCache) // search.go
 	flags.BoolVar(&f.stdio, "stdio", false, "serve stdio even when the store's mcp settings in the config file name an HTTP address")
 	addOAuthFlags(cmd, &f.oauth) // mcp_oauth.go
 	flags.BoolVar(&f.stateless, "stateless", false, "with --http, keep nothing between requests (no sessions), so that any of several replicas behind a load balancer answers any request")
@@ -112,11 +121,15 @@ func (a *app) serveStdio(ctx context.Context, f mcpFlags) error {
 		return err
 	}
 	defer blob.Close(s)
-	a.reportStore(ctx, s)
-	opts := a.instrumentOptions(memory.Options{})
 	var idx *search.Index
 	if f.search {
-		idx = search.New(s, nil)
+		if idx, err = openIndex(s, f.indexCache); err != nil { // search.go
+			return err
+		}
+	}
+	a.reportStore(ctx, s)
+	opts := a.instrumentOptions(memory.Options{})
+	if idx != nil {
 		opts.Observer = idx.Observer(opts.Observer)
 	}
 	h, err := a.handler(s, opts)

@@ -40,6 +40,10 @@
 // twice. Get, Stat and Put return such versions. List returns the ETag
 // alone, because S3 listings carry no user metadata: a List version is not
 // equal to the Stat version of the same object, but works as Cond.IfVersion.
+// The ETag is spelled without the quotes of its HTTP form
+// (0b2d...#9f3a..., not "0b2d..."#9f3a...), and the quotes are put back
+// on the requests that name it; a version in the quoted form that earlier
+// releases returned is still accepted.
 //
 // Put(IfVersion) sends If-Match with the version's ETag, so S3 compares
 // content, not writes: if another writer stored identical bytes since the

@@ -182,7 +182,7 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 		in.IfNoneMatch = aws.String("*")
 	case c.IfVersion != "":
 		etag, _ := splitVersion(c.IfVersion)
-		in.IfMatch = aws.String(etag)
+		in.IfMatch = aws.String(quoteETag(etag))
 	}
 	out, err := s.put(ctx, in, data)
 	if err == nil {
@@ -240,7 +240,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 			return fmt.Errorf("s3: %q: %w: version %q is not the current one", key, blob.ErrPrecondition, c.IfVersion)
 		}
 		etag, _ := splitVersion(cur.Version)
-		in.IfMatch = aws.String(etag)
+		in.IfMatch = aws.String(quoteETag(etag))
 	}
 	_, err = s.client.DeleteObject(ctx, in)
 	if isConflict(err) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -698,4 +699,46 @@ func TestRestoreKeepsTheFileLimit(t *testing.T) {
 	if err != nil || v.Op != history.OpCreated || v.RestoredFrom != vs[0].ID {
 		t.Errorf("restore with room: %+v, %v", v, err)
 	}
+}
+
+// TestLegacyQuotedVersions reads records written when the S3 store spelled
+// a version's ETag in quotes ("etag"#id): they still equal the store's
+// versions, which no longer have quotes, so the current version is found
+// and the records keep their order. The records here are a mem store's,
+// rewritten to the quoted form.
+func TestLegacyQuotedVersions(t *testing.T) {
+	ctx := t.Context()
+	inner := mem.New(nil)
+	hs := wrap(t, inner, &history.Options{Now: newClock().Now})
+	h := newHandler(t, hs)
+	must(t, h.Create(ctx, "/memories/a.md", "one\n"))
+	must(t, h.StrReplace(ctx, "/memories/a.md", "one", "two"))
+	quote := func(field, v string) string { return fmt.Sprintf(`"%s":"%s"`, field, v) }
+	for _, key := range recordKeys(t, inner) {
+		data, _, err := inner.Get(ctx, key, blob.MaxObjectBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hdr struct{ Prev, Ver string }
+		line, _, _ := bytes.Cut(data, []byte("\n"))
+		if err := json.Unmarshal(line, &hdr); err != nil {
+			t.Fatal(err)
+		}
+		s := string(data)
+		for field, v := range map[string]string{"prev": hdr.Prev, "ver": hdr.Ver} {
+			if v != "" {
+				s = strings.Replace(s, quote(field, v), quote(field, `\"`+v+`\"`), 1)
+			}
+		}
+		if s == string(data) {
+			t.Fatalf("record %s: nothing to quote in %s", key, line)
+		}
+		if _, err := inner.Put(ctx, key, []byte(s), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkRows(t, "history over quoted records", historyRows(t, hs, "a.md"), []row{
+		{Op: history.OpCreated, Path: "a.md", Size: 4, Content: "one\n"},
+		{Op: history.OpModified, Path: "a.md", Size: 4, Content: "two\n", Current: true},
+	})
 }

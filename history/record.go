@@ -162,8 +162,18 @@ func decodeRecord(data []byte) (header, []byte, error) {
 	if h.Op == OpDeleted || h.Redacted != nil {
 		content = nil
 	}
+	h.Prev, h.Ver = unquoteVersion(h.Prev), unquoteVersion(h.Ver)
 	return h, content, nil
 }
+
+// unquoteVersion returns a recorded store version without double quotes.
+// The S3 store of earlier releases spelled a version's ETag in the quotes
+// of its HTTP form ("0b2d..."#id); it now spells it without them, and no
+// store's version holds a quote. Without this, a record written before
+// would never equal the store's version of the same object again: the
+// file's current version would show as unrecorded and the records would
+// lose the order their versions give them.
+func unquoteVersion(v string) string { return strings.ReplaceAll(v, `"`, "") }
 
 func sum256(data []byte) string {
 	s := sha256.Sum256(data)

@@ -253,7 +253,30 @@ func TestAzurePutRetry(t *testing.T) {
 		created: http.StatusCreated,
 		exists:  http.StatusConflict,
 		stale:   http.StatusPreconditionFailed,
+		checks:  true,
 	})
+}
+
+// TestAzurePutLostAnswerUnderRival: see checkLostAnswerUnderRival.
+func TestAzurePutLostAnswerUnderRival(t *testing.T) {
+	conn, containerName := azureServer(t)
+	rt := &lostAnswer{
+		status: http.StatusServiceUnavailable,
+		header: http.Header{"Content-Type": {"application/xml"}, "X-Ms-Error-Code": {"ServerBusy"}},
+		body: `<?xml version="1.0" encoding="utf-8"?>` +
+			`<Error><Code>ServerBusy</Code><Message>the test transport dropped the answer</Message></Error>`,
+	}
+	client, err := container.NewClientFromConnectionString(conn, containerName, &container.ClientOptions{
+		ClientOptions: policy.ClientOptions{Transport: rt},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := "agent/" + uniquePrefix()
+	s := openAzure(t, "", dir, &azure.Options{Client: client})
+	cleanUpTree(t, s, "k")
+	rival := openAzure(t, containerName, dir, &azure.Options{ConnectionString: conn})
+	checkLostAnswerUnderRival(t, s, rival, rt, http.MethodPut)
 }
 
 // TestAzureURL opens the store through storeurl, as the CLI does, with the

@@ -178,6 +178,7 @@ func TestGCSPutRetry(t *testing.T) {
 		created: http.StatusOK,
 		exists:  http.StatusPreconditionFailed,
 		stale:   http.StatusPreconditionFailed,
+		checks:  true,
 	})
 
 	// A Delete(IfVersion) whose first attempt landed: the retry finds the
@@ -195,6 +196,21 @@ func TestGCSPutRetry(t *testing.T) {
 	if _, err := s.Stat(ctx, "k/a"); !errors.Is(err, blob.ErrNotExist) {
 		t.Fatalf("Stat after Delete: error = %v, want ErrNotExist", err)
 	}
+}
+
+// TestGCSPutLostAnswerUnderRival: see checkLostAnswerUnderRival.
+func TestGCSPutLostAnswerUnderRival(t *testing.T) {
+	bucket := gcsServer(t)
+	rt := &lostAnswer{
+		status: http.StatusServiceUnavailable,
+		header: http.Header{"Content-Type": {"application/json; charset=UTF-8"}},
+		body:   `{"error":{"code":503,"message":"the test transport dropped the answer"}}`,
+	}
+	dir := "agent/" + uniquePrefix()
+	s := openGCS(t, bucket, dir, &gcs.Options{Client: gcsClient(t, rt)})
+	root := openGCS(t, bucket, "", nil)
+	cleanUpTree(t, root, dir)
+	checkLostAnswerUnderRival(t, s, openGCS(t, bucket, dir, nil), rt, http.MethodPost)
 }
 
 // TestGCSURL opens the store through storeurl, as the CLI does, with the

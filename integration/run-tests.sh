@@ -10,6 +10,7 @@
 #   4. emulators    integration/emulators.sh up: installs what is missing, then starts Redis, MinIO,
 #                   fake-gcs-server and Azurite on 127.0.0.1 (the first run builds MinIO: ~7 minutes)
 #   5. chromium     integration/chromium.sh: installs headless Chromium for the web console's browser test
+#                   (then Hydra, nginx, and Toxiproxy: integration/toxiproxy.sh up, stopped on exit if started)
 #   6. go test      go test -race -count=1 ./..., with the emulators' settings in the environment, then the
 #                   same in bench/ (a module of its own)
 # and prints a summary. The emulators it started are stopped on exit; servers that were all already
@@ -26,6 +27,7 @@ cd "$(dirname "$0")/.."
 passed=()        # the steps that passed, for the summary
 current=""       # the step running now
 stop_emulators=0 # 1 when the trap must stop the emulators
+stop_toxiproxy=0 # 1 when the trap must stop Toxiproxy
 notes=()         # anything the summary must repeat
 
 step() {
@@ -40,6 +42,7 @@ finish() {
 		printf '\n==> stopping the emulators\n'
 		bash integration/emulators.sh down || true
 	fi
+	if ((stop_toxiproxy)); then bash integration/toxiproxy.sh down || true; fi
 	printf '\n==> summary\n'
 	local s
 	for s in "${passed[@]}"; do printf 'ok    %s\n' "$s"; done
@@ -121,6 +124,13 @@ step "Hydra and nginx"
 CLOUDMEM_HYDRA=$(bash integration/hydra.sh)
 CLOUDMEM_NGINX=$(bash integration/nginx.sh)
 export CLOUDMEM_HYDRA CLOUDMEM_NGINX
+ok
+
+step "Toxiproxy"
+# The network fault tests' proxy server (built once, like Hydra).
+bash integration/toxiproxy.sh status >/dev/null 2>&1 || stop_toxiproxy=1
+bash integration/toxiproxy.sh up
+eval "$(bash integration/toxiproxy.sh env)"
 ok
 
 step "go test"

@@ -215,7 +215,30 @@ func TestS3PutRetry(t *testing.T) {
 		created: http.StatusOK,
 		exists:  http.StatusPreconditionFailed,
 		stale:   http.StatusPreconditionFailed,
+		checks:  true,
 	})
+}
+
+// TestS3PutLostAnswerUnderRival: see checkLostAnswerUnderRival.
+func TestS3PutLostAnswerUnderRival(t *testing.T) {
+	endpoint, bucket := s3Server(t)
+	rt := &lostAnswer{
+		status: http.StatusInternalServerError,
+		header: http.Header{"Content-Type": {"application/xml"}},
+		body: `<?xml version="1.0" encoding="UTF-8"?>` +
+			`<Error><Code>InternalError</Code><Message>the test transport dropped the answer</Message></Error>`,
+	}
+	dir := "agent/" + uniquePrefix()
+	s, err := s3.Open(t.Context(), bucket, dir, &s3.Options{Client: s3Client(t, endpoint, rt)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rival, err := s3.Open(t.Context(), bucket, dir, &s3.Options{Client: s3Client(t, endpoint, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanUpTree(t, s, "k")
+	checkLostAnswerUnderRival(t, s, rival, rt, http.MethodPut)
 }
 
 // TestS3URL opens the store through storeurl, as the CLI does.

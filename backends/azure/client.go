@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -79,6 +81,16 @@ func clientOptions() *container.ClientOptions {
 		return slices.Contains(retriedStatus, resp.StatusCode)
 	}
 	return o
+}
+
+// transient reports whether a request that failed this way may be sent
+// again: the SDK's rule as clientOptions sets it.
+func transient(err error) bool {
+	var resp *azcore.ResponseError
+	if errors.As(err, &resp) {
+		return slices.Contains(retriedStatus, resp.StatusCode)
+	}
+	return !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // retriedStatus are the statuses the SDK retries by default

@@ -66,10 +66,16 @@
 // blob.ErrPrecondition (blob.CheckDelete).
 //
 // The SDK retries a request that failed with a network error or a 5xx
-// answer. When a conditional Put's retry fails its condition (409
-// BlobAlreadyExists, 412 ConditionNotMet), the store reads the blob's write
-// id: if it is this Put's, the first attempt landed, and the Put succeeds
-// with the blob's current Info.
+// answer, except a conditional Put, which the store sends again itself:
+// after an attempt fails in transit or its condition fails (409
+// BlobAlreadyExists, 412 ConditionNotMet) it reads the blob's write id. If
+// it is this Put's, an attempt landed, and the Put succeeds with the blob's
+// current Info; the blob still absent, or still at the version asked for,
+// means the attempt did not land, and the Put is sent again (at most 4
+// times); anything else after a failed attempt is an unknown outcome (an
+// error that is neither a success nor blob.ErrPrecondition), since the
+// attempt may have landed under a rival's write. A failed condition is a
+// conflict only on the first attempt.
 //
 // List pages through the container's flat listing (1,000 names a page) and
 // yields keys in byte order. Azure documents its listing order only as

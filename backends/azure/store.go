@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	azblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -195,30 +196,79 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	if cond := accessConditions(c); cond != nil {
 		opts.AccessConditions = &azblob.AccessConditions{ModifiedAccessConditions: cond}
 	}
-	body := streaming.NopCloser(bytes.NewReader(data))
-	resp, err := s.client.NewBlockBlobClient(name).Upload(ctx, body, opts)
-	if err == nil {
+	if opts.AccessConditions == nil {
+		resp, err := s.upload(ctx, name, data, opts)
+		if err != nil {
+			return blob.Info{}, mapErr(key, err)
+		}
 		return newInfo(key, int64(len(data)), resp.ETag, resp.LastModified), nil
 	}
-	failed := bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet) ||
-		c.IfVersion != "" && bloberror.HasCode(err, bloberror.BlobNotFound)
-	if opts.AccessConditions == nil || !failed {
-		return blob.Info{}, mapErr(key, err)
+	return s.putConditional(ctx, key, name, data, opts, id, c)
+}
+
+// upload sends one Put Blob of data.
+func (s *store) upload(ctx context.Context, name string, data []byte, opts *blockblob.UploadOptions) (blockblob.UploadResponse, error) {
+	return s.client.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), opts)
+}
+
+// condAttempts is how many times putConditional sends a conditional write
+// whose earlier attempts failed in transit and provably did not land.
+const condAttempts = 4
+
+// putConditional sends the conditional write, with the SDK's retries off,
+// and sends it again itself.
+//
+// The SDK's own retries cannot be told apart from a rival: when an attempt
+// landed but its answer was lost, and a rival's write landed on top of it
+// before the SDK's retry, that retry fails its condition and the blob holds
+// the rival's write id, which looks like a plain conflict; the caller would
+// then apply its change again over content that holds it
+// (docs/netfaults.md). So after an attempt fails in transit, the store
+// reads the blob: its own write id means the write landed; the blob still
+// in the state the condition asks for (absent, or at the version c names)
+// means it did not, and the write is sent again; anything else means the
+// outcome is unknown, which is what the caller is told. A failed condition
+// is a conflict (blob.ErrPrecondition) only on the first attempt, or when
+// the store's own write is not there.
+func (s *store) putConditional(ctx context.Context, key, name string, data []byte, opts *blockblob.UploadOptions, id string, c blob.Cond) (blob.Info, error) {
+	once := policy.WithRetryOptions(ctx, policy.RetryOptions{MaxRetries: -1})
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		resp, err := s.upload(once, name, data, opts)
+		if err == nil {
+			return newInfo(key, int64(len(data)), resp.ETag, resp.LastModified), nil
+		}
+		failed := bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet) ||
+			c.IfVersion != "" && bloberror.HasCode(err, bloberror.BlobNotFound)
+		if !failed && (!transient(err) || ctx.Err() != nil) {
+			return blob.Info{}, mapErr(key, err)
+		}
+		info, owner, perr := s.properties(ctx, key, name)
+		missing := errors.Is(perr, blob.ErrNotExist)
+		switch {
+		case perr == nil && owner == id:
+			return info, nil // an attempt landed
+		case perr != nil && !missing:
+			return blob.Info{}, fmt.Errorf("azure: %q: the write's outcome is unknown (it failed and the check of the blob failed too): %w", key, perr)
+		case failed && attempt == 1:
+			return blob.Info{}, preconditionErr(key, err) // a plain conflict
+		case failed:
+			return blob.Info{}, fmt.Errorf("azure: %q: the write's outcome is unknown (an attempt failed in transit, then its condition failed): %w", key, mapErr(key, err))
+		}
+		untouched := c.IfAbsent && missing || c.IfVersion != "" && perr == nil && info.Version == c.IfVersion
+		if !untouched {
+			return blob.Info{}, fmt.Errorf("azure: %q: the write's outcome is unknown (it failed in transit and the blob changed meanwhile): %w", key, mapErr(key, err))
+		}
+		if attempt == condAttempts {
+			return blob.Info{}, mapErr(key, err) // provably not landed
+		}
+		select {
+		case <-ctx.Done():
+			return blob.Info{}, mapErr(key, err)
+		case <-time.After(backoff):
+		}
+		backoff *= 2
 	}
-	// The condition failed, or so the service says: an SDK retry of a
-	// request whose first attempt landed fails its condition against our
-	// own write. The write id tells ours from a rival's.
-	info, owner, perr := s.properties(ctx, key, name)
-	switch {
-	case perr == nil && owner == id:
-		return info, nil
-	case perr != nil && !errors.Is(perr, blob.ErrNotExist):
-		// Which write landed is unknown: reporting a conflict would make
-		// the caller re-apply a change that may be there already (an insert
-		// landed twice under a connection cut mid-answer, TestNetworkFaults).
-		return blob.Info{}, fmt.Errorf("azure: %q: the write's outcome is unknown (its condition failed and the check of the blob failed too): %w", key, perr)
-	}
-	return blob.Info{}, preconditionErr(key, err)
 }
 
 // Delete sends one conditional Delete Blob (IfAbsent, which can only fail,

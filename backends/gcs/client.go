@@ -40,10 +40,14 @@ func newClient(ctx context.Context, opts *Options) (*storage.Client, error) {
 	// A refused connection fails at once instead of being retried until the
 	// call's timeout (30 s by default): nothing listens there, and the
 	// person or the model learns it now (issue 26 item 10).
-	client.SetRetry(storage.WithErrorFunc(func(err error) bool {
-		return !errors.Is(err, syscall.ECONNREFUSED) && storage.ShouldRetry(err)
-	}))
+	client.SetRetry(storage.WithErrorFunc(transient))
 	return client, nil
+}
+
+// transient reports whether a failed request may be sent again: the
+// library's rule, less a refused connection.
+func transient(err error) bool {
+	return !errors.Is(err, syscall.ECONNREFUSED) && storage.ShouldRetry(err)
 }
 
 // parseEndpoint checks an endpoint URL and adds the JSON API's path when it

@@ -44,13 +44,15 @@
 // Put(IfAbsent) sends ifGenerationMatch=0 and Put(IfVersion) sends
 // ifGenerationMatch=GENERATION: the server enforces both, and of racing
 // conditional writers exactly one wins; a 412 is blob.ErrPrecondition. The
-// client library retries conditional writes on transient errors (they are
-// idempotent), so a write whose first attempt landed can see its retry fail
-// the condition; every Put stores a random 128-bit write id in the object's
-// metadata (cloudmem-write), and on a 412 the store reads the object's
-// metadata: if the id is its own, the Put succeeded and returns the
-// object's Info. Unconditional writes and deletes are not retried by the
-// library's default policy.
+// store sends a conditional write again itself, with the library's retries
+// off for it: every Put stores a random 128-bit write id in the object's
+// metadata (cloudmem-write), and after an attempt fails in transit the
+// store reads the object. Its own id means the write landed; the object
+// still absent, or still at the generation asked for, means it did not, and
+// the write is sent again (at most 4 times); anything else is an unknown
+// outcome (an error that is neither a success nor blob.ErrPrecondition),
+// since the attempt may have landed under a rival's write. Unconditional
+// writes and deletes are not retried by the library's default policy.
 //
 // Delete(IfVersion) deletes the pinned generation (generation=G) and sends
 // ifGenerationMatch=G as well; when that generation is no longer the live

@@ -200,37 +200,84 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 		return blob.Info{}, err
 	}
 	target := obj
+	var gen int64 // the generation an IfVersion write is conditioned on
 	switch {
 	case c.IfAbsent:
 		target = obj.If(storage.Conditions{DoesNotExist: true})
 	case c.IfVersion != "":
-		gen, ok := parseVersion(c.IfVersion)
-		if !ok {
+		var ok bool
+		if gen, ok = parseVersion(c.IfVersion); !ok {
 			return blob.Info{}, fmt.Errorf("gcs: %q: %w: %q is no version of this store", key, blob.ErrPrecondition, c.IfVersion)
 		}
 		target = obj.If(storage.Conditions{GenerationMatch: gen})
 	}
 	id := objmeta.NewWriteID()
-	attrs, err := write(ctx, target, data, id)
-	if err == nil {
+	if !c.IfAbsent && c.IfVersion == "" {
+		attrs, err := write(ctx, target, data, id)
+		if err != nil {
+			return blob.Info{}, mapErr(key, err)
+		}
 		return newInfo(key, attrs), nil
 	}
-	if !isPrecondition(err) {
-		return blob.Info{}, mapErr(key, err)
+	return s.putConditional(ctx, key, obj, target.Retryer(storage.WithPolicy(storage.RetryNever)), data, id, c.IfAbsent, gen)
+}
+
+// condAttempts is how many times putConditional sends a conditional write
+// whose earlier attempts failed in transit and provably did not land.
+const condAttempts = 4
+
+// putConditional makes a conditional write of data to target (obj with its
+// condition, and with the library's retries off), retrying it itself.
+//
+// The library's own retries cannot be told apart from a rival: when an
+// attempt landed but its answer was lost, and a rival's write landed on top
+// of it before the library's retry, that retry fails its condition and the
+// object holds the rival's write id, which looks like a plain conflict; the
+// caller would then apply its change again over content that holds it
+// (docs/netfaults.md, the long run). So after an attempt fails in transit,
+// the store reads the object: its own write id means the write landed; the
+// object still in the state the condition asks for (absent, or at
+// generation gen) means it did not, and the write is sent again; anything
+// else means the outcome is unknown, which is what the caller is told. A
+// failed condition is a conflict (blob.ErrPrecondition) only on the first
+// attempt, or when the store's own write is not there.
+func (s *store) putConditional(ctx context.Context, key string, obj, target *storage.ObjectHandle, data []byte, id string, ifAbsent bool, gen int64) (blob.Info, error) {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		attrs, err := write(ctx, target, data, id)
+		if err == nil {
+			return newInfo(key, attrs), nil
+		}
+		precondition := isPrecondition(err)
+		if !precondition && (!transient(err) || ctx.Err() != nil) {
+			return blob.Info{}, mapErr(key, err) // refused, or not sent again: nothing landed or nothing more to do
+		}
+		cur, aerr := obj.Attrs(ctx)
+		missing := errors.Is(aerr, storage.ErrObjectNotExist)
+		switch {
+		case aerr == nil && cur.Metadata[metaWriteID] == id:
+			return newInfo(key, cur), nil // an attempt landed
+		case aerr != nil && !missing:
+			return blob.Info{}, fmt.Errorf("gcs: %q: the write's outcome is unknown (it failed and the check of the object failed too): %w", key, mapErr(key, aerr))
+		case precondition && attempt == 1:
+			return blob.Info{}, mapErr(key, err) // no earlier attempt: a plain conflict
+		case precondition:
+			return blob.Info{}, fmt.Errorf("gcs: %q: the write's outcome is unknown (an attempt failed in transit, then its condition failed): %w", key, mapErr(key, err))
+		}
+		untouched := ifAbsent && missing || !ifAbsent && aerr == nil && cur.Generation == gen
+		if !untouched {
+			return blob.Info{}, fmt.Errorf("gcs: %q: the write's outcome is unknown (it failed in transit and the object changed meanwhile): %w", key, mapErr(key, err))
+		}
+		if attempt == condAttempts {
+			return blob.Info{}, mapErr(key, err) // provably not landed
+		}
+		select {
+		case <-ctx.Done():
+			return blob.Info{}, mapErr(key, err)
+		case <-time.After(backoff):
+		}
+		backoff *= 2
 	}
-	// The condition failed, or the library retried a write whose first
-	// attempt landed and the retry failed the condition against our own
-	// object. The write id tells ours from a rival's.
-	cur, aerr := obj.Attrs(ctx)
-	switch {
-	case aerr == nil && cur.Metadata[metaWriteID] == id:
-		return newInfo(key, cur), nil
-	case aerr != nil && !errors.Is(aerr, storage.ErrObjectNotExist):
-		// Which write landed is unknown: reporting a conflict would make
-		// the caller re-apply a change that may be there already.
-		return blob.Info{}, fmt.Errorf("gcs: %q: the write's outcome is unknown (its condition failed and the check of the object failed too): %w", key, mapErr(key, aerr))
-	}
-	return blob.Info{}, mapErr(key, err)
 }
 
 // write uploads data to obj in one request, with the write id in its

@@ -133,12 +133,12 @@ func (s *store) deleteVersions(ctx context.Context, infos []blob.Info) ([]error,
 			return nil, err
 		}
 	}
-	listed := make(map[string]string, len(infos)) // key -> ETag
+	listed := make(map[string]string, len(infos)) // key -> ETag, unquoted
 	for obj, err := range s.objects(ctx, dir) {
 		if err != nil {
 			return nil, err
 		}
-		listed[strings.TrimPrefix(aws.ToString(obj.Key), s.dir)] = aws.ToString(obj.ETag)
+		listed[strings.TrimPrefix(aws.ToString(obj.Key), s.dir)] = unquoteETag(aws.ToString(obj.ETag))
 	}
 	errs := make([]error, len(infos))
 	var ids []types.ObjectIdentifier
@@ -154,7 +154,7 @@ func (s *store) deleteVersions(ctx context.Context, infos []blob.Info) ([]error,
 		default:
 			k := s.dir + info.Key
 			at[k] = i
-			ids = append(ids, types.ObjectIdentifier{Key: aws.String(k), ETag: aws.String(cur)})
+			ids = append(ids, types.ObjectIdentifier{Key: aws.String(k), ETag: aws.String(quoteETag(cur))})
 		}
 	}
 	// Split the keys over parallel requests: a server deletes the keys of

@@ -125,7 +125,7 @@ func (s *store) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Inf
 		Bucket:            &s.bucket,
 		Key:               &kd,
 		CopySource:        aws.String(copySource(s.bucket, ks)),
-		CopySourceIfMatch: aws.String(etag),
+		CopySourceIfMatch: aws.String(quoteETag(etag)),
 		IfNoneMatch:       aws.String("*"),
 		MetadataDirective: types.MetadataDirectiveReplace,
 		Metadata:          map[string]string{metaWriteID: id},

@@ -40,6 +40,10 @@
 // twice. Get, Stat and Put return such versions. List returns the ETag
 // alone, because S3 listings carry no user metadata: a List version is not
 // equal to the Stat version of the same object, but works as Cond.IfVersion.
+// The ETag is spelled without the quotes of its HTTP form
+// (0b2d...#9f3a..., not "0b2d..."#9f3a...), and the quotes are put back
+// on the requests that name it; a version in the quoted form that earlier
+// releases returned is still accepted.
 //
 // Put(IfVersion) sends If-Match with the version's ETag, so S3 compares
 // content, not writes: if another writer stored identical bytes since the
@@ -71,9 +75,14 @@
 // Of racing conditional Puts exactly one wins: tested on MinIO, documented
 // by AWS. A 409
 // ConditionalRequestConflict is retried once, then reported as
-// blob.ErrPrecondition. When the SDK retries a conditional Put whose first
-// attempt landed, the retry fails its condition against our own write; the
-// store reads the object back, recognises its write id and reports success.
+// blob.ErrPrecondition. The store sends a conditional Put again itself,
+// with the SDK's retries off for it: after an attempt fails in transit it
+// reads the object. Its own write id means the Put landed (success); the
+// object still absent, or still at the version asked for, means it did not,
+// and the Put is sent again (at most 4 times); anything else is an unknown
+// outcome (an error that is neither a success nor blob.ErrPrecondition),
+// since the attempt may have landed under a rival's write. A failed
+// condition is a conflict only on the first attempt.
 //
 // Delete reads the object first: S3 deletes a missing key without complaint,
 // and the blob contract wants blob.ErrNotExist. Delete(IfVersion) compares

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -182,40 +183,94 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 		in.IfNoneMatch = aws.String("*")
 	case c.IfVersion != "":
 		etag, _ := splitVersion(c.IfVersion)
-		in.IfMatch = aws.String(etag)
-	}
-	out, err := s.put(ctx, in, data)
-	if err == nil {
+		in.IfMatch = aws.String(quoteETag(etag))
+	default:
+		out, err := s.put(ctx, in, data)
+		if err != nil {
+			return blob.Info{}, mapErr(key, err)
+		}
 		return blob.Info{Key: key, Size: int64(len(data)), Version: joinVersion(aws.ToString(out.ETag), id)}, nil
 	}
-	conditional := in.IfNoneMatch != nil || in.IfMatch != nil
-	if !conditional || classify(err) == nil && !isConflict(err) {
-		return blob.Info{}, mapErr(key, err)
+	return s.putConditional(ctx, key, k, in, data, id, c)
+}
+
+// condAttempts is how many times putConditional sends a conditional write
+// whose earlier attempts failed in transit and provably did not land.
+const condAttempts = 4
+
+// putConditional sends the conditional write in, with the SDK's retries
+// off, and sends it again itself.
+//
+// The SDK's own retries cannot be told apart from a rival: when an attempt
+// landed but its answer was lost, and a rival's write landed on top of it
+// before the SDK's retry, that retry fails its condition and the object
+// holds the rival's write id, which looks like a plain conflict; the caller
+// would then apply its change again over content that holds it
+// (docs/netfaults.md, the long run). So after an attempt fails in transit,
+// the store reads the object: its own write id means the write landed; the
+// object still in the state the condition asks for (absent, or at the
+// version c names) means it did not, and the write is sent again; anything
+// else means the outcome is unknown, which is what the caller is told. A
+// failed condition is a conflict (blob.ErrPrecondition) only on the first
+// attempt, or when the store's own write is not there.
+func (s *store) putConditional(ctx context.Context, key, k string, in *awss3.PutObjectInput, data []byte, id string, c blob.Cond) (blob.Info, error) {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		out, err := s.put(ctx, in, data, noRetries)
+		if err == nil {
+			return blob.Info{Key: key, Size: int64(len(data)), Version: joinVersion(aws.ToString(out.ETag), id)}, nil
+		}
+		// A failed condition: 412, a 404 for IfVersion on a missing key, or
+		// a second 409.
+		failed := classify(err) != nil || isConflict(err)
+		if !failed && (!transient(err) || ctx.Err() != nil) {
+			return blob.Info{}, mapErr(key, err)
+		}
+		info, herr := s.head(ctx, key, k)
+		missing := errors.Is(herr, blob.ErrNotExist)
+		switch {
+		case herr == nil && writeIDOf(info.Version) == id:
+			return info, nil // an attempt landed
+		case herr != nil && !missing:
+			return blob.Info{}, fmt.Errorf("s3: %q: the write's outcome is unknown (it failed and the check of the object failed too): %w", key, herr)
+		case failed && attempt == 1:
+			return blob.Info{}, fmt.Errorf("s3: %q: %w: %w", key, blob.ErrPrecondition, err) // a plain conflict
+		case failed:
+			return blob.Info{}, fmt.Errorf("s3: %q: the write's outcome is unknown (an attempt failed in transit, then its condition failed): %w", key, err)
+		}
+		untouched := c.IfAbsent && missing || c.IfVersion != "" && herr == nil && versionMatches(c.IfVersion, info.Version)
+		if !untouched {
+			return blob.Info{}, fmt.Errorf("s3: %q: the write's outcome is unknown (it failed in transit and the object changed meanwhile): %w", key, err)
+		}
+		if attempt == condAttempts {
+			return blob.Info{}, mapErr(key, err) // provably not landed
+		}
+		select {
+		case <-ctx.Done():
+			return blob.Info{}, mapErr(key, err)
+		case <-time.After(backoff):
+		}
+		backoff *= 2
 	}
-	// The condition failed: 412, a 404 for IfVersion on a missing key, or
-	// a second 409. If the SDK retried a request whose first attempt
-	// landed, it failed against our own write; the write id tells ours
-	// from a rival's.
-	info, herr := s.head(ctx, key, k)
-	switch {
-	case herr == nil && writeIDOf(info.Version) == id:
-		return info, nil
-	case herr != nil && !errors.Is(herr, blob.ErrNotExist):
-		// Which write landed is unknown: reporting a conflict would make
-		// the caller re-apply a change that may be there already.
-		return blob.Info{}, fmt.Errorf("s3: %q: the write's outcome is unknown (its condition failed and the check of the object failed too): %w", key, herr)
-	}
-	return blob.Info{}, fmt.Errorf("s3: %q: %w: %w", key, blob.ErrPrecondition, err)
+}
+
+// noRetries turns the SDK's retries off for one request.
+func noRetries(o *awss3.Options) { o.Retryer = aws.NopRetryer{} }
+
+// transient reports whether a request that failed this way may be sent
+// again (the SDK's rule for its own retries).
+func transient(err error) bool {
+	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
 }
 
 // put sends in with data as its body, retrying once on 409
 // ConditionalRequestConflict (a conditional write racing another one).
-func (s *store) put(ctx context.Context, in *awss3.PutObjectInput, data []byte) (*awss3.PutObjectOutput, error) {
+func (s *store) put(ctx context.Context, in *awss3.PutObjectInput, data []byte, opts ...func(*awss3.Options)) (*awss3.PutObjectOutput, error) {
 	in.Body = bytes.NewReader(data)
-	out, err := s.client.PutObject(ctx, in)
+	out, err := s.client.PutObject(ctx, in, opts...)
 	if isConflict(err) {
 		in.Body = bytes.NewReader(data)
-		out, err = s.client.PutObject(ctx, in)
+		out, err = s.client.PutObject(ctx, in, opts...)
 	}
 	return out, err
 }
@@ -240,7 +295,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 			return fmt.Errorf("s3: %q: %w: version %q is not the current one", key, blob.ErrPrecondition, c.IfVersion)
 		}
 		etag, _ := splitVersion(cur.Version)
-		in.IfMatch = aws.String(etag)
+		in.IfMatch = aws.String(quoteETag(etag))
 	}
 	_, err = s.client.DeleteObject(ctx, in)
 	if isConflict(err) {

@@ -192,35 +192,47 @@ func TestNoRequest(t *testing.T) {
 func strPtr(s string) *string { return &s }
 
 func TestVersions(t *testing.T) {
-	const etag, id = `"9a0364b9e99bb480dd25e1f0284c8555"`, "00112233445566778899aabbccddeeff"
-	v := joinVersion(etag, id)
+	// S3 sends an ETag in quotes; a version spells it without them.
+	const quoted, etag, id = `"9a0364b9e99bb480dd25e1f0284c8555"`, "9a0364b9e99bb480dd25e1f0284c8555", "00112233445566778899aabbccddeeff"
+	v := joinVersion(quoted, id)
 	if v != etag+"#"+id {
-		t.Fatalf("joinVersion = %q", v)
+		t.Fatalf("joinVersion = %q, want %q", v, etag+"#"+id)
 	}
 	if gotTag, gotID := splitVersion(v); gotTag != etag || gotID != id {
 		t.Fatalf("splitVersion(%q) = %q, %q", v, gotTag, gotID)
 	}
+	if got := quoteETag(etag); got != quoted {
+		t.Fatalf("quoteETag = %q, want %q", got, quoted)
+	}
 	// Objects written by other programs have no write id, or a foreign one.
 	for _, foreign := range []string{"", "short", "00112233445566778899AABBCCDDEEFF", id + "0"} {
-		if got := joinVersion(etag, foreign); got != etag {
-			t.Errorf("joinVersion(etag, %q) = %q, want the bare ETag", foreign, got)
+		if got := joinVersion(quoted, foreign); got != etag {
+			t.Errorf("joinVersion(quoted, %q) = %q, want the bare ETag %q", foreign, got, etag)
 		}
 	}
 	if gotTag, gotID := splitVersion(etag + "#x"); gotTag != etag+"#x" || gotID != "" {
 		t.Errorf("splitVersion of a version without a write id = %q, %q", gotTag, gotID)
 	}
+	// The quoted versions of earlier releases name the same object.
+	legacy := quoted + "#" + id
+	if gotTag, gotID := splitVersion(legacy); gotTag != etag || gotID != id {
+		t.Errorf("splitVersion(%q) = %q, %q", legacy, gotTag, gotID)
+	}
 
-	other := joinVersion(etag, "ffeeddccbbaa99887766554433221100")
+	other := joinVersion(quoted, "ffeeddccbbaa99887766554433221100")
 	matches := []struct {
 		want, cur string
 		ok        bool
 	}{
 		{v, v, true},
-		{v, other, false},     // same bytes, another write
-		{etag, v, true},       // a List version names the content
-		{etag, etag, true},    // an object without a write id
-		{v, etag, false},      // rewritten by another program
-		{`"other"`, v, false}, // other content
+		{v, other, false},      // same bytes, another write
+		{etag, v, true},        // a List version names the content
+		{etag, etag, true},     // an object without a write id
+		{v, etag, false},       // rewritten by another program
+		{"other", v, false},    // other content
+		{legacy, v, true},      // a version of an earlier release
+		{quoted, v, true},      // a List version of an earlier release
+		{legacy, other, false}, // ... of another write
 	}
 	for _, m := range matches {
 		if got := versionMatches(m.want, m.cur); got != m.ok {

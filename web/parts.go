@@ -24,7 +24,9 @@ type Mount struct {
 	History *history.Store
 	// Store is the store of a mount that keeps no history, used when
 	// History is nil: its files show, but they have no history page, no
-	// action, and no event in the audit log (the pages say so).
+	// action, and no event in the audit log (the pages say so). Beside
+	// History, it is the store the console reads and writes through
+	// instead, as Options.Store.
 	Store blob.Store
 	// ReadOnly shows the mount without actions, and refuses its writes.
 	ReadOnly bool
@@ -57,7 +59,13 @@ func openParts(opts Options) (blob.Store, []*part, error) {
 	case opts.History != nil && len(opts.Mounts) > 0:
 		return nil, nil, errors.New("web: Options takes History or Mounts, not both")
 	case opts.History != nil:
-		return opts.History, []*part{{hist: opts.History, readOnly: blob.IsReadOnly(opts.History)}}, nil
+		var s blob.Store = opts.History
+		if opts.Store != nil {
+			s = opts.Store
+		}
+		return s, []*part{{hist: opts.History, readOnly: blob.IsReadOnly(s)}}, nil
+	case opts.Store != nil:
+		return nil, nil, errors.New("web: Options.Store goes with Options.History")
 	case len(opts.Mounts) == 0:
 		return nil, nil, errors.New("web: Options.History or Options.Mounts is required")
 	}
@@ -65,7 +73,7 @@ func openParts(opts Options) (blob.Store, []*part, error) {
 	parts := make([]*part, len(opts.Mounts))
 	for i, m := range opts.Mounts {
 		s := m.Store
-		if m.History != nil {
+		if s == nil && m.History != nil {
 			s = m.History
 		}
 		if s == nil {

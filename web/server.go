@@ -45,6 +45,12 @@ type Options struct {
 	// store that has no history records still works: its files show with
 	// no recorded versions. Exactly one of History and Mounts is set.
 	History *history.Store
+	// Store, when set beside History, is the store the console reads and
+	// writes memory files through instead of History, which must lie
+	// beneath it (cloudmem puts the store's write policy above its
+	// history, so that the policy's expiry deletions are recorded); the
+	// history pages still read History.
+	Store blob.Store
 	// Mounts, instead of History, shows a mount table: each store at
 	// /memories/NAME, with its own history (or none), as package mount
 	// composes them.

@@ -47,7 +47,7 @@ func newAuditCmd(a *app) *cobra.Command {
 				f.Since = t
 			}
 			f.Actor = actor
-			hs, done, err := a.openHistory(cmd.Context(), readOnly)
+			hs, _, done, err := a.openHistory(cmd.Context(), readOnly)
 			if err != nil {
 				return err
 			}

@@ -40,7 +40,7 @@ func newDiffCmd(a *app) *cobra.Command {
 					return err
 				}
 			}
-			hs, done, err := a.openHistory(cmd.Context(), readOnly)
+			hs, _, done, err := a.openHistory(cmd.Context(), readOnly)
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,4 +71,61 @@ func TestExpireCommand(t *testing.T) {
 	}
 	runCases(t, "file:"+dir, []cliCase{{args: []string{"expire"}, code: 1,
 		stderr: "cloudmem expire: the store has no expiry rules: name a policy file with expire rules in its URL (policy=PATH), or in a mount's\n"}})
+}
+
+// A restore onto a file that expired leaves a history with no unrecorded
+// change: the store's write policy sits above its history (openWithHistory),
+// so the restore writes over the expired version it read, and is recorded
+// as a change of that version.
+func TestRestoreOverExpiredFile(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("expire:\n  - path: /memories/scratch/**\n    after: 7d\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := "file:" + dir + "?history=on&policy=" + pol
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		code, out, errOut := cloudmem(append([]string{"--store", store}, args...), stdin, nil)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+		return out
+	}
+	run(`{"command":"create","path":"/memories/scratch/a.md","file_text":"one\n"}`+"\n"+
+		`{"command":"str_replace","path":"/memories/scratch/a.md","old_str":"one","new_str":"two"}`+"\n", "exec", "--actor", "ann")
+	versions := func() []versionJSON {
+		var vs []versionJSON
+		if err := json.Unmarshal([]byte(run("", "history", "--json", "scratch/a.md")), &vs); err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	first := versions()[0].Version
+	old := time.Now().Add(-8 * 24 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "scratch", "a.md"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := cloudmem([]string{"--store", store, "cat", "scratch/a.md"}, "", nil)
+	if want := "cloudmem cat: The path /memories/scratch/a.md does not exist\n"; code != 1 || errOut != want {
+		t.Fatalf("cat of the expired file: exit %d, stderr %q, want %q", code, errOut, want)
+	}
+	if out := run("", "restore", "--actor", "ann", "scratch/a.md@"+first); !strings.HasPrefix(out, "Restored /memories/scratch/a.md to version "+first+": new version ") {
+		t.Fatalf("restore: %q", out)
+	}
+	if out := run("", "cat", "scratch/a.md"); out != "one\n" {
+		t.Fatalf("cat after the restore: %q", out)
+	}
+	var got []string
+	for _, v := range versions() {
+		got = append(got, fmt.Sprintf("%s by %s, from %q, current %v", v.Operation, v.Actor, v.RestoredFrom, v.Current))
+	}
+	want := []string{
+		`created by ann, from "", current false`,
+		`modified by ann, from "", current false`,
+		fmt.Sprintf(`modified by ann, from %q, current true`, first),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("history after the restore:\n%q\nwant\n%q", got, want)
+	}
 }

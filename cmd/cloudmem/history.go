@@ -35,7 +35,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 			"the history commands read the records of any store.",
 		Args: positional("PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hs, done, err := a.openHistory(cmd.Context(), readOnly)
+			hs, _, done, err := a.openHistory(cmd.Context(), readOnly)
 			if err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func newPruneCmd(a *app) *cobra.Command {
 				}
 				return nil
 			}
-			hs, done, err := a.openHistoryWith(cmd.Context(), readWrite, override)
+			hs, _, done, err := a.openHistoryWith(cmd.Context(), readWrite, override)
 			if err != nil {
 				return err
 			}
@@ -106,30 +106,50 @@ func newPruneCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// openHistory opens the configured store for acc with a history Store over
-// it, configured by the URL's history parameters (history=on or not: the
-// records of a store whose history was turned off stay readable).
-func (a *app) openHistory(ctx context.Context, acc access) (*history.Store, func(), error) {
+// openHistory opens the configured store for acc with its history (see
+// openWithHistory), configured by the URL's history parameters (history=on
+// or not: the records of a store whose history was turned off stay
+// readable). It returns the history Store, which the history commands
+// read, and the store to write memory files through.
+func (a *app) openHistory(ctx context.Context, acc access) (hs *history.Store, write blob.Store, done func(), err error) {
 	return a.openHistoryWith(ctx, acc, nil)
 }
 
 // openHistoryWith is openHistory with a function that adjusts the Options.
-func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*history.Options) error) (*history.Store, func(), error) {
+func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*history.Options) error) (*history.Store, blob.Store, func(), error) {
 	if len(a.mounts) > 0 {
-		return nil, nil, usageErrorf("the history commands work on one store: leave out --mount and name it with --store")
+		return nil, nil, nil, usageErrorf("the history commands work on one store: leave out --mount and name it with --store")
 	}
-	raw, opts, err := splitHistoryParams(a.storeURL())
+	return a.openWithHistory(ctx, a.storeURL(), acc, adjust)
+}
+
+// openWithHistory opens the store raw names for acc with a history Store
+// over it, configured by raw's history parameters and adjust (when not
+// nil), and returns the history Store, the store to write memory files
+// through and the function that closes them. That store is the history
+// Store under raw's write policy (secrets=, policy=), which storeurl would
+// put above history too: a memory handler over it keeps the policy, and
+// the policy's expiry deletions pass through history, recorded.
+func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjust func(*history.Options) error) (*history.Store, blob.Store, func(), error) {
+	raw, opts, err := splitHistoryParams(raw)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if adjust != nil {
 		if err := adjust(&opts); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
+	}
+	p, err := storeurl.Policy(raw)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if raw, _, err = storeurl.Without(raw, "policy"); err != nil {
+		return nil, nil, nil, err
 	}
 	s, err := a.openURL(ctx, raw, acc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	opts.Logger = a.logger()
 	if opts.Actor == "" {
@@ -138,9 +158,13 @@ func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*hist
 	hs, err := history.New(s, &opts)
 	if err != nil {
 		blob.Close(s)
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return hs, func() { blob.Close(s) }, nil
+	var write blob.Store = hs
+	if p != nil {
+		write = blob.WithPolicy(storeurl.Expiring(hs, p, nil), p)
+	}
+	return hs, write, func() { blob.Close(s) }, nil
 }
 
 // splitHistoryParams takes the history parameters out of a store URL

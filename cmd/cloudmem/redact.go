@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/memory"
 )
@@ -19,7 +20,7 @@ func newRedactCmd(a *app) *cobra.Command {
 		"Erases the content of version VERSION of the memory file PATH, and of every other version\n"+
 			"of the file with the same content, from the store; the records stay, marked redacted with\n"+
 			"who and when. The file's current content cannot be redacted: change or delete it first.",
-		func(ctx context.Context, hs *history.Store, key, id string, dryRun bool) error {
+		func(ctx context.Context, hs *history.Store, _ blob.Store, key, id string, dryRun bool) error {
 			vs, err := hs.Redact(ctx, key, id)
 			if err != nil {
 				return err

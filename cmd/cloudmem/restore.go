@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/memory"
 )
@@ -19,11 +20,12 @@ func newRestoreCmd(a *app) *cobra.Command {
 		"Writes the content of version VERSION of the memory file PATH back to PATH, as a new\n"+
 			"version of its own. The write is conditional: if the file changes meanwhile, nothing is\n"+
 			"restored. A deleted file is created again.",
-		func(ctx context.Context, hs *history.Store, key, id string, dryRun bool) error {
-			// The restore writes through a handler over hs, so that the
-			// tree's rules (the file limit, files and directories apart)
-			// hold for it as for any create.
-			h, err := a.handler(hs, memory.Options{})
+		func(ctx context.Context, hs *history.Store, write blob.Store, key, id string, dryRun bool) error {
+			// The restore writes through a handler over write (hs under
+			// the write policy), so that the tree's rules (the file limit,
+			// files and directories apart, the policy) hold for it as for
+			// any create, and it is recorded.
+			h, err := a.handler(write, memory.Options{})
 			if err != nil {
 				return err
 			}
@@ -50,7 +52,7 @@ func newRestoreCmd(a *app) *cobra.Command {
 // run prints what was done, or with dryRun (--dry-run: the store is opened
 // under blob.DryRun, so run does everything and changes nothing) what
 // would be done.
-func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, hs *history.Store, key, id string, dryRun bool) error) *cobra.Command {
+func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, hs *history.Store, write blob.Store, key, id string, dryRun bool) error) *cobra.Command {
 	var actor string
 	var dryRun bool
 	cmd := &cobra.Command{
@@ -68,7 +70,7 @@ func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, h
 			if dryRun {
 				acc = dryRunAccess
 			}
-			hs, done, err := a.openHistory(cmd.Context(), acc)
+			hs, write, done, err := a.openHistory(cmd.Context(), acc)
 			if err != nil {
 				return err
 			}
@@ -76,7 +78,7 @@ func newRefCmd(a *app, name, short, long string, run func(ctx context.Context, h
 			if id, err = resolveVersion(cmd.Context(), hs, key, id); err != nil {
 				return err
 			}
-			return run(a.withActor(cmd.Context(), actor), hs, key, id, dryRun)
+			return run(a.withActor(cmd.Context(), actor), hs, write, key, id, dryRun)
 		},
 	}
 	addActorFlag(cmd, &actor)

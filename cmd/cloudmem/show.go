@@ -22,7 +22,7 @@ func newShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			hs, done, err := a.openHistory(cmd.Context(), readOnly)
+			hs, _, done, err := a.openHistory(cmd.Context(), readOnly)
 			if err != nil {
 				return err
 			}

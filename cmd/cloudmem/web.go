@@ -12,8 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cloudmem/cloudmem/blob"
-	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/mcpserver"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/web"
@@ -123,7 +121,7 @@ func (a *app) webServer(ctx context.Context, auth webAuth, actor string, readOnl
 	if len(a.mounts) > 0 {
 		opts.Mounts, done, err = a.openWebMounts(ctx, acc)
 	} else {
-		opts.History, done, err = a.openHistory(ctx, acc)
+		opts.History, opts.Store, done, err = a.openHistory(ctx, acc)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -137,18 +135,18 @@ func (a *app) webServer(ctx context.Context, auth webAuth, actor string, readOnl
 }
 
 // openWebMounts opens the store of every --mount for acc, each with a
-// history Store of its own configured by its URL's history parameters (as
-// openHistory opens one store), and returns them as the console's mounts
+// history Store of its own configured by its URL's history parameters and
+// its write policy above (openWithHistory), and returns them as the console's mounts
 // with the function that closes them. On failure it closes what it opened.
 func (a *app) openWebMounts(ctx context.Context, acc access) ([]web.Mount, func(), error) {
 	if a.storeFlag != "" {
 		return nil, nil, usageErrorf("--store and --mount cannot be used together: put the store under a --mount too")
 	}
 	var mounts []web.Mount
-	var opened []blob.Store
+	var closers []func()
 	done := func() {
-		for _, s := range opened {
-			blob.Close(s)
+		for _, c := range closers {
+			c()
 		}
 	}
 	for _, value := range a.mounts {
@@ -157,24 +155,13 @@ func (a *app) openWebMounts(ctx context.Context, acc access) ([]web.Mount, func(
 			done()
 			return nil, nil, err
 		}
-		raw, hopts, err := splitHistoryParams(spec.url) // history.go
+		hs, write, closeStore, err := a.openWithHistory(ctx, spec.url, acc, nil) // history.go
 		if err != nil {
 			done()
 			return nil, nil, fmt.Errorf("mount %s: %w", spec.name, err)
 		}
-		s, err := a.openURL(ctx, raw, acc)
-		if err != nil {
-			done()
-			return nil, nil, fmt.Errorf("mount %s: %w", spec.name, err)
-		}
-		opened = append(opened, s)
-		hopts.Logger = a.logger()
-		hs, err := history.New(s, &hopts)
-		if err != nil {
-			done()
-			return nil, nil, fmt.Errorf("mount %s: %w", spec.name, err)
-		}
-		mounts = append(mounts, web.Mount{Name: spec.name, History: hs, ReadOnly: spec.readOnly})
+		closers = append(closers, closeStore)
+		mounts = append(mounts, web.Mount{Name: spec.name, History: hs, Store: write, ReadOnly: spec.readOnly})
 	}
 	return mounts, done, nil
 }

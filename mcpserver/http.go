@@ -499,6 +499,12 @@ func tenantStore(store blob.Store, t *Tenant) (blob.Store, error) {
 			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
 		}
 	}
+	if t != nil {
+		var err error
+		if store, err = withPolicy(store, t.Policy, t.Secrets); err != nil {
+			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
+		}
+	}
 	if t != nil && len(t.Mounts) > 0 {
 		var err error
 		if store, err = tenantMounts(store, t.Mounts); err != nil {
@@ -521,6 +527,10 @@ func tenantMounts(store blob.Store, mounts []TenantMount) (blob.Store, error) {
 			if s, err = blob.Prefix(store, m.Prefix); err != nil {
 				return nil, fmt.Errorf("mount %q: %w", m.Name, err)
 			}
+		}
+		s, err := withPolicy(s, m.Policy, m.Secrets)
+		if err != nil {
+			return nil, fmt.Errorf("mount %q: %w", m.Name, err)
 		}
 		table[i] = mount.Mount{Name: m.Name, Store: s, ReadOnly: m.ReadOnly}
 	}

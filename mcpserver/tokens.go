@@ -12,6 +12,8 @@ import (
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/mount"
+	"github.com/cloudmem/cloudmem/policy"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 // MinTokenLen is the shortest bearer token a Tokens accepts, in bytes.
@@ -39,14 +41,61 @@ type Tenant struct {
 	// mount): say the team's knowledge, read-only, beside the tenant's own
 	// notes. A path outside them reaches nothing.
 	Mounts []TenantMount `json:"mounts,omitempty"`
+	// Policy and Secrets give the tenant write policies of its own
+	// (docs/spec.md "Write policies"), as a store URL's policy= and
+	// secrets= do: Policy names a policy file, Secrets a mode that
+	// overrides the file's. They apply above the store's own: the tenant's
+	// secrets mode and allow-list replace the store's, and its expiry rules
+	// apply beside the store's.
+	Policy  string `json:"policy,omitempty"`
+	Secrets string `json:"secrets,omitempty"`
 }
 
 // TenantMount is one mount of a tenant: the keys under Prefix of the
-// tenant's view of the store ("" for all of it), at /memories/Name.
+// tenant's view of the store ("" for all of it), at /memories/Name, with
+// write policies of its own as Tenant's Policy and Secrets give them
+// (above the tenant's).
 type TenantMount struct {
 	Name     string `json:"name"`
 	Prefix   string `json:"prefix,omitempty"`
 	ReadOnly bool   `json:"readonly,omitempty"`
+	Policy   string `json:"policy,omitempty"`
+	Secrets  string `json:"secrets,omitempty"`
+}
+
+// writePolicy returns the write policy of a policy file and a mode (either
+// may be ""), or nil when both are empty.
+func writePolicy(file, mode string) (*policy.Policy, error) {
+	if file == "" && mode == "" {
+		return nil, nil
+	}
+	p := &policy.Policy{}
+	if file != "" {
+		var err error
+		if p, err = policy.Load(file); err != nil {
+			return nil, err
+		}
+	}
+	if mode != "" {
+		m, err := policy.ParseMode(mode)
+		if err != nil {
+			return nil, err
+		}
+		p.Secrets = m
+	}
+	return p, nil
+}
+
+// withPolicy returns store under the write policy of file and mode (see
+// writePolicy): its secrets rules reported in the store's Traits for the
+// memory handler, its expiry rules applied (storeurl.Expiring). It returns
+// store when both are empty.
+func withPolicy(store blob.Store, file, mode string) (blob.Store, error) {
+	p, err := writePolicy(file, mode)
+	if err != nil || p == nil {
+		return store, err
+	}
+	return blob.WithPolicy(storeurl.Expiring(store, p, nil), p), nil
 }
 
 // tokenFile is the token file's format. Unknown fields are errors, so that
@@ -172,6 +221,9 @@ func checkTenant(t Tenant) error {
 			return fmt.Errorf("prefix %q is not a valid store directory", t.Prefix)
 		}
 	}
+	if _, err := writePolicy(t.Policy, t.Secrets); err != nil {
+		return err
+	}
 	mounted := map[string]bool{}
 	for _, m := range t.Mounts { // the rest of the table's rules: mount.New
 		if err := mount.CheckName(m.Name); err != nil || mounted[m.Name] {
@@ -180,6 +232,9 @@ func checkTenant(t Tenant) error {
 		mounted[m.Name] = true
 		if m.Prefix != "" && (blob.CheckPrefix(m.Prefix) != nil || blob.IsReserved(m.Prefix)) {
 			return fmt.Errorf("mount %q: prefix %q is not a valid store directory", m.Name, m.Prefix)
+		}
+		if _, err := writePolicy(m.Policy, m.Secrets); err != nil {
+			return fmt.Errorf("mount %q: %w", m.Name, err)
 		}
 	}
 	return nil

@@ -37,7 +37,9 @@
 //     size and image limits, 5 MiB by default); such an object is a
 //     Problem of kind ErrTooLarge and the rest goes on. ReadTar and ReadDir
 //     leave a file over their limit unread, and Import skips it the same
-//     way; the files they read are held in memory together.
+//     way. ReadDir, and ReadTar given a spool directory, leave the content
+//     on disk until Import reads each file to compare or write it, so an
+//     import holds at most its jobs' files at once, whatever its size.
 //   - Every wait honours ctx; a cancelled copy returns ctx's error, and
 //     what it copied stays copied.
 //

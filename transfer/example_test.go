@@ -29,7 +29,7 @@ func Example() {
 	var tarball bytes.Buffer
 	exported, err := transfer.Export(ctx, dst, transfer.NewTarWriter(&tarball))
 	fmt.Printf("export: %+v, %v\n", exported, err)
-	files, err := transfer.ReadTar(&tarball, 0)
+	files, err := transfer.ReadTar(&tarball, 0, "")
 	if err != nil {
 		panic(err)
 	}

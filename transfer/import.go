@@ -9,7 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,27 +24,47 @@ import (
 // it.
 type File struct {
 	Name string // as the input spells it, less a leading "./" (notes/a.md)
-	Data []byte // the content of a regular file
-	Dir  bool   // a directory entry: its name is checked, nothing is written
+	Data []byte // the content of a regular file held in memory (nil when Load reads it)
+	// Load, when not nil, reads the content of a regular file from where
+	// ReadDir or ReadTar left it (the directory read, or ReadTar's spool),
+	// so that Import holds in memory only the files it compares or writes
+	// at the moment. Content that grew past the limit by then is an error
+	// wrapping blob.ErrTooLarge.
+	Load func() ([]byte, error)
+	Dir  bool // a directory entry: its name is checked, nothing is written
 	// Invalid, when not "", says why the entry cannot be imported (a link,
 	// a device); Import refuses an input that holds one.
 	Invalid string
 	// Limit, when not 0, is the limit ReadTar or ReadDir was given, which
-	// this regular file is over: its content was not read (Data is nil),
-	// and Size is its size (-1: unknown). Import skips such a file with a
-	// Problem of kind ErrTooLarge.
+	// this regular file is over: its content was not read (Data and Load
+	// are nil), and Size is its size (-1: unknown). Import skips such a
+	// file with a Problem of kind ErrTooLarge.
 	Limit, Size int64
+}
+
+// content returns the content of a regular file f.
+func (f File) content() ([]byte, error) {
+	if f.Load == nil {
+		return f.Data, nil
+	}
+	return f.Load()
 }
 
 // ReadTar reads every entry of a tar stream. Regular files and directories
 // become Files; a global header (git archive writes one) is skipped; every
-// other entry becomes a File with Invalid set. Every file of at most limit
-// bytes is held in memory; a larger one is not read (File.Size says its
-// size). A limit of 0 or less means memory.ReadLimit of a store without
-// limits of its own (5 MiB); give memory.ReadLimit of the destination. An
-// error is returned only when the stream itself is malformed or
-// unreadable.
-func ReadTar(r io.Reader, limit int64) ([]File, error) {
+// other entry becomes a File with Invalid set. A file over limit bytes is
+// not read (File.Size says its size). A limit of 0 or less means
+// memory.ReadLimit of a store without limits of its own (5 MiB); give
+// memory.ReadLimit of the destination.
+//
+// With spool "", every file read is held in memory (File.Data). Otherwise
+// spool is a directory (the caller makes it, and removes it once the
+// import is done) that each file is written into as it is read, and the
+// Files read it back when Import needs it (File.Load): a stream of any
+// size is then imported in the memory of the files being written at once.
+// An error is returned only when the stream itself is malformed or
+// unreadable, or the spool cannot be written.
+func ReadTar(r io.Reader, limit int64, spool string) ([]File, error) {
 	limit = importLimit(limit)
 	var files []File
 	tr := tar.NewReader(r)
@@ -61,11 +83,16 @@ func ReadTar(r io.Reader, limit int64) ([]File, error) {
 				files = append(files, File{Name: name, Size: hdr.Size, Limit: limit})
 				continue
 			}
-			data, err := io.ReadAll(tr)
+			f := File{Name: name}
+			if spool == "" {
+				f.Data, err = io.ReadAll(tr)
+			} else {
+				f.Load, err = spoolFile(tr, filepath.Join(spool, strconv.Itoa(len(files))), limit)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("reading the tar stream: %s: %w", hdr.Name, err)
 			}
-			files = append(files, File{Name: name, Data: data})
+			files = append(files, f)
 		case tar.TypeDir:
 			if name = strings.TrimSuffix(name, "/"); name != "" && name != "." {
 				files = append(files, File{Name: name, Dir: true})
@@ -79,10 +106,30 @@ func ReadTar(r io.Reader, limit int64) ([]File, error) {
 	}
 }
 
-// ReadDir reads every regular file and directory under dir. Symbolic links
+// spoolFile copies r into a new file at path (0600) and returns the Load
+// that reads it back, refusing more than limit bytes.
+func spoolFile(r io.Reader, path string, limit int64) (func() ([]byte, error), error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("spooling: %w", err)
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir, name := filepath.Split(path)
+	return func() ([]byte, error) { return loadAtMost(os.DirFS(dir), name, limit) }, nil
+}
+
+// ReadDir lists every regular file and directory under dir. Symbolic links
 // and other special files become Files with Invalid set; nothing outside
 // dir is read (os.Root). A file over limit bytes is not read, as in
-// ReadTar, whose limit it takes.
+// ReadTar, whose limit it takes. The content stays on disk until Import
+// needs it (File.Load), so a directory of any size is imported in the
+// memory of the files being written at once.
 func ReadDir(dir string, limit int64) ([]File, error) {
 	limit = importLimit(limit)
 	root, err := os.OpenRoot(dir)
@@ -116,15 +163,14 @@ func ReadDir(dir string, limit int64) ([]File, error) {
 			files = append(files, File{Name: name, Size: info.Size(), Limit: limit})
 			return nil
 		}
-		data, err := readAtMost(fsys, name, limit)
-		if err != nil {
-			return err
-		}
-		if data == nil { // grew past the limit since it was listed
-			files = append(files, File{Name: name, Size: -1, Limit: limit})
-			return nil
-		}
-		files = append(files, File{Name: name, Data: data})
+		files = append(files, File{Name: name, Load: func() ([]byte, error) {
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				return nil, err
+			}
+			defer root.Close()
+			return loadAtMost(root.FS(), name, limit)
+		}})
 		return nil
 	})
 	if err != nil {
@@ -180,7 +226,7 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 	// is imported.
 	var skipped []Problem
 	files = slices.DeleteFunc(slices.Clone(files), func(f File) bool {
-		if f.Limit != 0 && f.Data == nil && !f.Dir && f.Invalid == "" {
+		if f.Limit != 0 && !f.Dir && f.Invalid == "" {
 			skipped = append(skipped, tooLarge(f.Name, "", f.Size, f.Limit, nil))
 			return true
 		}
@@ -215,18 +261,23 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 		rejected []Problem // refused by the destination's rules
 	)
 	err = forEach(ctx, jobs(opts.Jobs), plan.writes, func(ctx context.Context, w importWrite) error {
-		_, err := gate.Write(ctx, memory.PathOf(w.key), w.data, w.ifVersion)
+		key := w.file.Name
+		data, err := w.file.content()
+		if err != nil {
+			return fmt.Errorf("reading %s from the input: %w", key, err)
+		}
+		_, err = gate.Write(ctx, memory.PathOf(key), data, w.ifVersion)
 		refusal, refused := memory.Refusal(err)
 		switch {
 		case err == nil:
 			written.Add(1)
 			return nil
 		case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrExists), errors.Is(err, memory.ErrNotDir):
-			return fmt.Errorf("%s changed in the store while importing: %w (%w)", w.key, blob.ErrPrecondition, err)
+			return fmt.Errorf("%s changed in the store while importing: %w (%w)", key, blob.ErrPrecondition, err)
 		case refused:
 			mu.Lock()
 			defer mu.Unlock()
-			rejected = append(rejected, Problem{Key: w.key, Reason: refusal, Kind: ErrRefused})
+			rejected = append(rejected, Problem{Key: key, Reason: refusal, Kind: ErrRefused})
 			if w.ifVersion == "" {
 				plan.stats.New--
 			} else {
@@ -234,7 +285,7 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 			}
 			return nil
 		}
-		return fmt.Errorf("writing %s: %w", w.key, err)
+		return fmt.Errorf("writing %s: %w", key, err)
 	})
 	plan.stats.Written = int(written.Load())
 	skipped = append(skipped, rejected...) // said with the skipped files, once the rest is imported
@@ -322,8 +373,7 @@ func parent(key string) string {
 
 // importWrite is one Put of an import.
 type importWrite struct {
-	key       string
-	data      []byte
+	file      File
 	ifVersion string // "": a create
 }
 
@@ -372,13 +422,24 @@ func planImport(ctx context.Context, s blob.Store, files []File, overwrite bool)
 			clash(f.Name, p+" is a file in the store, not a directory")
 			continue
 		}
-		create := importWrite{key: f.Name, data: f.Data}
+		create := importWrite{file: f}
 		if !isFile[f.Name] {
 			plan.writes = append(plan.writes, create)
 			plan.stats.New++
 			continue
 		}
 		data, got, err := s.Get(ctx, f.Name, readLimit)
+		var local []byte
+		if err == nil {
+			local, err = f.content()
+			if errors.Is(err, blob.ErrTooLarge) { // grew since it was listed
+				plan.problems = append(plan.problems, tooLarge(f.Name, "", -1, readLimit, err))
+				continue
+			}
+			if err != nil {
+				return importPlan{}, fmt.Errorf("reading %s from the input: %w", f.Name, err)
+			}
+		}
 		switch {
 		case errors.Is(err, blob.ErrNotExist): // deleted since the listing
 			plan.writes = append(plan.writes, create)
@@ -387,12 +448,12 @@ func planImport(ctx context.Context, s blob.Store, files []File, overwrite bool)
 			plan.problems = append(plan.problems, tooLarge(f.Name, "the store's object ", -1, readLimit, err))
 		case err != nil:
 			return importPlan{}, fmt.Errorf("reading %s: %w", f.Name, err)
-		case bytes.Equal(data, f.Data):
+		case bytes.Equal(data, local):
 			plan.stats.Unchanged++
 		case !overwrite:
 			plan.problems = append(plan.problems, Problem{Key: f.Name, Reason: "the store holds other content", Kind: ErrDiffers})
 		default:
-			plan.writes = append(plan.writes, importWrite{key: f.Name, data: f.Data, ifVersion: got.Version})
+			plan.writes = append(plan.writes, importWrite{file: f, ifVersion: got.Version})
 			plan.stats.Replaced++
 		}
 	}
@@ -419,17 +480,21 @@ func importLimit(limit int64) int64 {
 	return memory.DefaultMaxImageBytes
 }
 
-// readAtMost reads the file name of fsys, or returns nil when it holds
-// more than limit bytes.
-func readAtMost(fsys fs.FS, name string, limit int64) ([]byte, error) {
+// loadAtMost reads the file name of fsys, or returns an error wrapping
+// blob.ErrTooLarge when it holds more than limit bytes (it grew since it
+// was listed).
+func loadAtMost(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil || int64(len(data)) > limit {
+	if err != nil {
 		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &blob.TooLargeError{Key: name, Size: -1, Limit: limit}
 	}
 	return data, nil
 }

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -102,7 +106,7 @@ func TestImportReadLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fromTar, err := ReadTar(&tarball, 5)
+	fromTar, err := ReadTar(&tarball, 5, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +124,98 @@ func TestImportReadLimit(t *testing.T) {
 		}
 		if stats.Written != 1 || !mapsEqual(contents(t, s), map[string]string{"a.md": "a"}) {
 			t.Errorf("%s: imported %+v, the store holds %v; want a.md alone", what, stats, contents(t, s))
+		}
+	}
+}
+
+// ReadDir and a spooling ReadTar hold no content: Import reads each file
+// when it compares or writes it. A file that grows past the limit after it
+// was listed is refused then: as a Problem when the plan compares it with
+// the store's, with an error when it is written.
+func TestImportLoadsLazily(t *testing.T) {
+	ctx := t.Context()
+	var tarball bytes.Buffer
+	tw := NewTarWriter(&tarball)
+	dir := t.TempDir()
+	dw, err := NewDirWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []FileWriter{tw, dw} {
+		for name, data := range map[string]string{"a.md": "a", "same.md": "same", "grows.md": "g"} {
+			if err := w.WriteFile(name, []byte(data), time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spool := t.TempDir()
+	fromTar, err := ReadTar(&tarball, 5, spool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDir, err := ReadDir(dir, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, c := range map[string]struct {
+		files []File
+		grows string // where grows.md's content lies
+	}{"tar": {fromTar, ""}, "dir": {fromDir, filepath.Join(dir, "grows.md")}} {
+		for _, f := range c.files {
+			if f.Data != nil || f.Load == nil {
+				t.Fatalf("%s: %s is held in memory (%q) or has no Load", what, f.Name, f.Data)
+			}
+		}
+		grows := c.grows
+		if grows == "" { // the spooled copy of grows.md
+			for i, f := range c.files {
+				if f.Name == "grows.md" {
+					grows = filepath.Join(spool, strconv.Itoa(i))
+				}
+			}
+			if info, err := os.Stat(grows); err != nil || info.Mode().Perm() != 0o600 {
+				t.Fatalf("tar: the spooled file %s: %v, %v", grows, info, err)
+			}
+		}
+		s := storeWith(t, map[string]string{"same.md": "same", "grows.md": "g"})
+		if err := os.WriteFile(grows, []byte("grown past five bytes"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Import(ctx, s, c.files, &ImportOptions{Overwrite: true})
+		want := "grows.md: is over the limit of 5 bytes that a memory command reads; not moved"
+		pe, ok := errors.AsType[*ProblemsError](err)
+		if !ok || len(pe.Problems) != 1 || pe.Problems[0].String() != want {
+			t.Errorf("%s: Import = %v; want one problem %q", what, err, want)
+		}
+		if !mapsEqual(contents(t, s), map[string]string{"same.md": "same", "grows.md": "g"}) {
+			t.Errorf("%s: a refused plan wrote: %v", what, contents(t, s))
+		}
+		// Grown between the plan and the write: the write stops with the cause.
+		if err := os.WriteFile(grows, []byte("g"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s2 := mem.New(nil)
+		files := slices.Clone(c.files)
+		for i, f := range files {
+			if f.Name == "grows.md" {
+				load := f.Load
+				files[i].Load = func() ([]byte, error) {
+					if err := os.WriteFile(grows, []byte("grown past five bytes"), 0o600); err != nil {
+						return nil, err
+					}
+					return load()
+				}
+			}
+		}
+		_, err = Import(ctx, s2, files, nil)
+		if !errors.Is(err, blob.ErrTooLarge) || !strings.HasPrefix(err.Error(), "reading grows.md from the input: ") {
+			t.Errorf("%s: Import with a file grown before its write = %v", what, err)
+		}
+		if err := os.WriteFile(grows, []byte("g"), 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -1,9 +1,10 @@
 // Command transfermem measures the peak memory (VmHWM, the resident set's
 // high-water mark) of Export, Copy and Import (package transfer) on file
 // stores, to check the bound docs/limits.md states: transfers hold whole
-// files, never more than the read limit each, so Export and Copy are bounded
-// by the read limit times the files in flight, whatever the store's size,
-// while Import holds every file of its input at once. Each source holds
+// files, never more than the read limit each, so Export, Copy and Import
+// (of a tar stream, spooled to disk as cloudmem import - does) are bounded
+// by the read limit times the files in flight, whatever the input's size.
+// Each source holds
 // -files files of -size bytes (random, so nothing compresses) and one
 // planted 300 MB object, which every transfer must skip without reading.
 // Each operation runs in a child process of its own, so each peak is its own.
@@ -205,7 +206,12 @@ func runChild(op, src, work string) error {
 			return err
 		}
 		defer blob.Close(dst)
-		files, err := transfer.ReadTar(bufio.NewReader(f), memory.ReadLimit(dst))
+		spool, err := os.MkdirTemp("", "transfermem-spool-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(spool)
+		files, err := transfer.ReadTar(bufio.NewReader(f), memory.ReadLimit(dst), spool)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +44,14 @@ func newImportCmd(a *app) *cobra.Command {
 			}
 			defer blob.Close(store)
 			if args[0] == "-" {
-				files, err = transfer.ReadTar(a.stdin, memory.ReadLimit(store))
+				// The stream is spooled to disk as it is read, so that
+				// an import of any size holds only the files it writes.
+				spool, serr := os.MkdirTemp("", "cloudmem-import-")
+				if serr != nil {
+					return fmt.Errorf("making a spool directory for the tar stream: %w", serr)
+				}
+				defer os.RemoveAll(spool)
+				files, err = transfer.ReadTar(a.stdin, memory.ReadLimit(store), spool)
 			} else {
 				files, err = transfer.ReadDir(args[0], memory.ReadLimit(store))
 			}

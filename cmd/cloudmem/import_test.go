@@ -60,11 +60,16 @@ func TestImportTarForms(t *testing.T) {
 		tarEntry{name: "./notes/a.md", typeflag: tar.TypeReg, content: "a"},
 		tarEntry{name: "./empty/", typeflag: tar.TypeDir},
 	)
+	tmp := t.TempDir() // the stream is spooled here, and the spool removed
+	t.Setenv("TMPDIR", tmp)
 	runCases(t, "shared://"+name, []cliCase{
 		{args: []string{"import", "-"}, stdin: stream, stdout: "imported 1 file (1 new, 0 replaced, 0 already there)\n"},
 	})
 	if got, want := contents(t, name), map[string]string{"notes/a.md": "a"}; !equalMaps(got, want) {
 		t.Errorf("the store holds %q, want %q", got, want)
+	}
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("the spool was left behind: %v, %v", left, err)
 	}
 }
 

@@ -500,10 +500,11 @@ func tenantStore(store blob.Store, t *Tenant) (blob.Store, error) {
 		}
 	}
 	if t != nil {
-		var err error
-		if store, err = withPolicy(store, t.Policy, t.Secrets); err != nil {
+		p, err := policyOf(t.policy, t.Policy, t.Secrets)
+		if err != nil {
 			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
 		}
+		store = withPolicy(store, p)
 	}
 	if t != nil && len(t.Mounts) > 0 {
 		var err error
@@ -528,10 +529,11 @@ func tenantMounts(store blob.Store, mounts []TenantMount) (blob.Store, error) {
 				return nil, fmt.Errorf("mount %q: %w", m.Name, err)
 			}
 		}
-		s, err := withPolicy(s, m.Policy, m.Secrets)
+		p, err := policyOf(m.policy, m.Policy, m.Secrets)
 		if err != nil {
 			return nil, fmt.Errorf("mount %q: %w", m.Name, err)
 		}
+		s = withPolicy(s, p)
 		table[i] = mount.Mount{Name: m.Name, Store: s, ReadOnly: m.ReadOnly}
 	}
 	return mount.New(table)

@@ -487,6 +487,9 @@ func ParseClaimTenants(data []byte) (*ClaimTenants, error) {
 			if err := checkTenant(expand(t, "any")); err != nil {
 				return nil, fmt.Errorf("%w: tenant %d (\"*\"): %w", ErrBadTokens, i+1, err)
 			}
+			if err := readPolicies(&t); err != nil {
+				return nil, fmt.Errorf("%w: tenant %d (\"*\"): %w", ErrBadTokens, i+1, err)
+			}
 			t.Name = ""
 			ct.other = &t
 			continue
@@ -496,6 +499,9 @@ func ParseClaimTenants(data []byte) (*ClaimTenants, error) {
 			return nil, fmt.Errorf("%w: tenant %d (%q): the name appears twice", ErrBadTokens, i+1, t.Name)
 		}
 		if err := checkTenant(t); err != nil {
+			return nil, fmt.Errorf("%w: tenant %d (%q): %w", ErrBadTokens, i+1, t.Name, err)
+		}
+		if err := readPolicies(&t); err != nil {
 			return nil, fmt.Errorf("%w: tenant %d (%q): %w", ErrBadTokens, i+1, t.Name, err)
 		}
 		names[t.Name] = true

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	filestore "github.com/cloudmem/cloudmem/backends/file"
+	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/mcpserver"
 	"github.com/cloudmem/cloudmem/memory"
+	"github.com/cloudmem/cloudmem/policy"
 )
 
 // A token file gives each tenant, and each mount of a tenant, write
@@ -95,6 +97,44 @@ func TestTenantPolicies(t *testing.T) {
 	} {
 		if _, err := mcpserver.ParseTokens([]byte(file)); err == nil || err.Error() != want {
 			t.Errorf("ParseTokens(%s):\n got %v\nwant %s", file, err, want)
+		}
+	}
+}
+
+// A tenant's policy makes the store's stricter, never looser: a policy
+// file with only expiry rules, or "secrets": "warn", leaves the store's
+// secrets=reject in force. The policy file is read once, when the token
+// file is: a file moved or broken afterwards changes nothing.
+func TestTenantPolicyNeverLooser(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "expire-only.yaml")
+	if err := os.WriteFile(pol, []byte("expire:\n  - path: /memories/scratch/**\n    after: 1h\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := mcpserver.ParseTokens([]byte(`{"tenants": [
+		{"name": "plain", "token": "` + aliceToken + `", "prefix": "a"},
+		{"name": "expiring", "token": "` + bobToken + `", "prefix": "b", "policy": "` + pol + `"},
+		{"name": "lax", "token": "` + carolToken + `", "prefix": "c", "secrets": "warn"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pol, []byte("not: [yaml"), 0o600); err != nil { // broken after the load
+		t.Fatal(err)
+	}
+	fs, err := filestore.Open(context.Background(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := blob.WithPolicy(fs, &policy.Policy{Secrets: policy.Reject}) // a URL's secrets=reject
+	want := "Error: The content for /memories/k.md holds a secret (aws-access-token on line 1); nothing was written." +
+		" Memory files keep no secrets: write where a secret is kept (a vault path, an environment variable's name) instead of the secret itself."
+	for _, token := range []string{aliceToken, bobToken, carolToken} {
+		tenant, _ := ts.Lookup(token)
+		h, err := mcpserver.TenantHandler(store, tenant, memory.Options{Logger: quiet})
+		if err != nil {
+			t.Fatalf("%s: %v", tenant.Name, err)
+		}
+		if got := h.Create(context.Background(), "/memories/k.md", "aws AKIAZ3MSJV4WWNKWW5FG\n"); got.Text != want || !got.IsError {
+			t.Errorf("%s: got %q, want the store's refusal", tenant.Name, got.Text)
 		}
 	}
 }

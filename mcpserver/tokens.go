@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/mount"
@@ -44,11 +45,15 @@ type Tenant struct {
 	// Policy and Secrets give the tenant write policies of its own
 	// (docs/spec.md "Write policies"), as a store URL's policy= and
 	// secrets= do: Policy names a policy file, Secrets a mode that
-	// overrides the file's. They apply above the store's own: the tenant's
-	// secrets mode and allow-list replace the store's, and its expiry rules
-	// apply beside the store's.
+	// overrides the file's. They apply above the store's own and can make
+	// it stricter, never looser: the secrets mode is the stricter of the
+	// two, with the allow-list of the one whose mode holds, and the
+	// tenant's expiry rules apply beside the store's. The file is read
+	// once, when the token file is (ParseTokens, Tokens.Add).
 	Policy  string `json:"policy,omitempty"`
 	Secrets string `json:"secrets,omitempty"`
+
+	policy *policy.Policy // Policy and Secrets, once read; nil: none
 }
 
 // TenantMount is one mount of a tenant: the keys under Prefix of the
@@ -61,6 +66,8 @@ type TenantMount struct {
 	ReadOnly bool   `json:"readonly,omitempty"`
 	Policy   string `json:"policy,omitempty"`
 	Secrets  string `json:"secrets,omitempty"`
+
+	policy *policy.Policy // Policy and Secrets, once read; nil: none
 }
 
 // writePolicy returns the write policy of a policy file and a mode (either
@@ -86,16 +93,50 @@ func writePolicy(file, mode string) (*policy.Policy, error) {
 	return p, nil
 }
 
-// withPolicy returns store under the write policy of file and mode (see
-// writePolicy): its secrets rules reported in the store's Traits for the
-// memory handler, its expiry rules applied (storeurl.Expiring). It returns
-// store when both are empty.
-func withPolicy(store blob.Store, file, mode string) (blob.Store, error) {
-	p, err := writePolicy(file, mode)
-	if err != nil || p == nil {
-		return store, err
+// readPolicies reads the write policies of t and of its mounts (t.policy,
+// each mount's policy), so that a policy file is read once, when the
+// tenant is added; its errors name the mount.
+func readPolicies(t *Tenant) error {
+	var err error
+	if t.policy, err = writePolicy(t.Policy, t.Secrets); err != nil {
+		return err
 	}
-	return blob.WithPolicy(storeurl.Expiring(store, p, nil), p), nil
+	if len(t.Mounts) > 0 {
+		t.Mounts = slices.Clone(t.Mounts)
+	}
+	for i := range t.Mounts {
+		m := &t.Mounts[i]
+		if m.policy, err = writePolicy(m.Policy, m.Secrets); err != nil {
+			return fmt.Errorf("mount %q: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// policyOf returns the policy read into read, or, for a Tenant built
+// without ParseTokens or Tokens.Add, the one file and mode give.
+func policyOf(read *policy.Policy, file, mode string) (*policy.Policy, error) {
+	if read != nil {
+		return read, nil
+	}
+	return writePolicy(file, mode)
+}
+
+// withPolicy returns store under the write policy p (nil: store as it is):
+// its secrets rules reported in the store's Traits for the memory handler,
+// never looser than the store's own (the stricter mode holds, with its
+// allow-list), and its expiry rules applied (storeurl.Expiring).
+func withPolicy(store blob.Store, p *policy.Policy) blob.Store {
+	if p == nil {
+		return store
+	}
+	scan := p
+	if base, _ := blob.TraitsOf(store).Policy.(*policy.Policy); base != nil && base.Secrets > p.Secrets {
+		stricter := *p
+		stricter.Secrets, stricter.Allow = base.Secrets, base.Allow
+		scan = &stricter
+	}
+	return blob.WithPolicy(storeurl.Expiring(store, p, nil), scan)
 }
 
 // tokenFile is the token file's format. Unknown fields are errors, so that
@@ -183,6 +224,9 @@ func (ts *Tokens) add(sum [sha256.Size]byte, t Tenant) error {
 	if err := checkTenant(t); err != nil {
 		return err
 	}
+	if err := readPolicies(&t); err != nil {
+		return err
+	}
 	for _, e := range ts.entries {
 		if e.tenant.Name == t.Name {
 			return errors.New("the name appears twice")
@@ -221,9 +265,6 @@ func checkTenant(t Tenant) error {
 			return fmt.Errorf("prefix %q is not a valid store directory", t.Prefix)
 		}
 	}
-	if _, err := writePolicy(t.Policy, t.Secrets); err != nil {
-		return err
-	}
 	mounted := map[string]bool{}
 	for _, m := range t.Mounts { // the rest of the table's rules: mount.New
 		if err := mount.CheckName(m.Name); err != nil || mounted[m.Name] {
@@ -232,9 +273,6 @@ func checkTenant(t Tenant) error {
 		mounted[m.Name] = true
 		if m.Prefix != "" && (blob.CheckPrefix(m.Prefix) != nil || blob.IsReserved(m.Prefix)) {
 			return fmt.Errorf("mount %q: prefix %q is not a valid store directory", m.Name, m.Prefix)
-		}
-		if _, err := writePolicy(m.Policy, m.Secrets); err != nil {
-			return fmt.Errorf("mount %q: %w", m.Name, err)
 		}
 	}
 	return nil

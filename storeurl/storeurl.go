@@ -151,11 +151,14 @@ func OpenReadOnly(ctx context.Context, rawURL string) (blob.Store, error) {
 
 // Check reports what is wrong with rawURL without opening anything: it
 // makes every check Open makes before it calls the backend (the URL's form,
-// its scheme, timeout=, every wrapper's parameters and the backend's own),
-// and returns Open's error for the first that fails. It sends no request and
-// creates nothing; it reads the local files a parameter names (an age
-// identity file, a policy file). A nil error does not say the store answers
-// (credentials, a bucket that exists, a server that is up): Open tells.
+// its scheme, timeout=, every wrapper's parameters, and the names of the
+// backend's own, refused when unknown or repeated), and returns Open's
+// error for the first that fails. It sends no request and creates nothing;
+// it reads the local files a parameter names (an age identity file, a
+// policy file). The values of a backend's own parameters (Redis's
+// pool_size=, a database number) are the backend's to check when it opens,
+// and a nil error does not say the store answers (credentials, a bucket
+// that exists, a server that is up): Open tells.
 func Check(rawURL string) error { return DefaultMux.Check(rawURL) }
 
 // IsPath reports whether raw is a bare path rather than a URL: it does not

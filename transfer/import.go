@@ -136,6 +136,13 @@ func ReadDir(dir string, limit int64) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The files are read later, when Import needs them, from the directory
+	// dir names now: a symbolic link to it that is pointed elsewhere
+	// meanwhile does not swap the content under the listing.
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		root.Close()
+		return nil, err
+	}
 	defer root.Close()
 	fsys := root.FS()
 	var files []File
@@ -263,6 +270,17 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 	err = forEach(ctx, jobs(opts.Jobs), plan.writes, func(ctx context.Context, w importWrite) error {
 		key := w.file.Name
 		data, err := w.file.content()
+		if errors.Is(err, blob.ErrTooLarge) { // grew past the limit since the plan: skipped, as at the plan
+			mu.Lock()
+			defer mu.Unlock()
+			rejected = append(rejected, tooLarge(key, "", -1, 0, err))
+			if w.ifVersion == "" {
+				plan.stats.New--
+			} else {
+				plan.stats.Replaced--
+			}
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("reading %s from the input: %w", key, err)
 		}

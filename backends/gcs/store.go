@@ -269,7 +269,7 @@ func (s *store) putConditional(ctx context.Context, key string, obj, target *sto
 			return blob.Info{}, fmt.Errorf("gcs: %q: the write's outcome is unknown (it failed in transit and the object changed meanwhile): %w", key, mapErr(key, err))
 		}
 		if attempt == condAttempts {
-			return blob.Info{}, mapErr(key, err) // provably not landed
+			return blob.Info{}, mapErr(key, err) // the last read showed it not landed, but the attempt may still be in transit: a failure, never a conflict
 		}
 		select {
 		case <-ctx.Done():

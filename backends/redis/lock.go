@@ -29,7 +29,9 @@ import (
 // key is held through a store, that store's Put of the key runs only if the
 // server still holds the holder's token, in the same script as the write.
 // Otherwise the Put changes nothing and fails with blob.ErrPrecondition, as
-// a lost race does, and the caller re-reads or gives up as it would then.
+// a lost race does, and the caller re-reads or gives up as it would then;
+// the fence is then dropped, so the caller's next attempt (a conditional
+// write after a fresh read) is judged by its condition alone.
 //
 // Waiters do not poll: the release pushes one entry onto the list
 // cm:{PREFIX}:l:KEY\xffwake (a name no blob key's lock has, since no key

@@ -343,15 +343,26 @@ func TestLostLeaseFencesPut(t *testing.T) {
 	if _, err := a.Put(t.Context(), "notes/a.md", []byte("one\nlost\n"), blob.Cond{IfVersion: info.Version}); !errors.Is(err, blob.ErrPrecondition) {
 		t.Fatalf("Put after the lease was lost: %v, want ErrPrecondition", err)
 	}
+	if data, _, err := a.Get(t.Context(), "notes/a.md", blob.MaxObjectBytes); err != nil || string(data) != "one\n" {
+		t.Fatalf("content %q, %v; want %q", data, err, "one\n")
+	}
+	// The refusal dropped the fence: the caller's next attempt, a write
+	// at the version it read again, is judged by its condition alone
+	// (not refused for the lost lease over and over, which a handler's
+	// retries would report as a conflict).
+	if _, err := a.Put(t.Context(), "notes/a.md", []byte("one\nretry\n"), blob.Cond{IfVersion: "stale"}); !errors.Is(err, blob.ErrPrecondition) {
+		t.Fatalf("a stale Put after the fence dropped: %v, want ErrPrecondition", err)
+	}
+	again, err := a.Put(t.Context(), "notes/a.md", []byte("one\nretry\n"), blob.Cond{IfVersion: info.Version})
+	if err != nil {
+		t.Fatalf("the next attempt at the version read: %v", err)
+	}
 	unlock()
 	if holder, err := client.Get(t.Context(), name).Result(); err != nil || holder != "other" {
 		t.Fatalf("the new holder's lock after the old one's release: %q, %v", holder, err)
 	}
-	if data, _, err := a.Get(t.Context(), "notes/a.md", blob.MaxObjectBytes); err != nil || string(data) != "one\n" {
-		t.Fatalf("content %q, %v; want %q", data, err, "one\n")
-	}
 	// Once released, a's Puts are not fenced, and neither are other keys'.
-	if _, err := a.Put(t.Context(), "notes/a.md", []byte("one\ntwo\n"), blob.Cond{IfVersion: info.Version}); err != nil {
+	if _, err := a.Put(t.Context(), "notes/a.md", []byte("one\ntwo\n"), blob.Cond{IfVersion: again.Version}); err != nil {
 		t.Fatalf("Put after the release: %v", err)
 	}
 	if _, err := a.Put(t.Context(), "notes/b.md", []byte("free\n"), blob.Cond{}); err != nil {

@@ -38,11 +38,12 @@ return redis.call('HMGET', KEYS[1], 'd', 'v', 's', 'm')
 //
 //	KEYS: idx, seq, mark, object[, lock]
 //	ARGV: blob key, data, mode ("" unconditional, "a" if absent, "v" if version), version, mark TTL in ms[, lock token]
-//	returns {1, "VERSION MTIME"} on success, {0} when a condition failed
+//	returns {1, "VERSION MTIME"} on success, {0} when a condition failed,
+//	{-1} when the lock no longer holds the token (the lease was lost)
 var putScript = goredis.NewScript(`
 local done = redis.call('GET', KEYS[3])
 if done then return {1, done} end
-if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[6] then return {0} end
+if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[6] then return {-1} end
 local cur = redis.call('HGET', KEYS[4], 'v')
 if ARGV[3] == 'a' and cur then return {0} end
 if ARGV[3] == 'v' and cur ~= ARGV[4] then return {0} end

@@ -204,7 +204,8 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	body := string(data)
 	keys := []string{k.idx, k.seq, k.writeMark(rand.Text()), k.object(key)}
 	args := []any{key, body, mode, version, markTTL.Milliseconds()}
-	if token, held := s.leases.Load(key); held {
+	token, held := s.leases.Load(key)
+	if held {
 		keys, args = append(keys, k.lockName(key)), append(args, token)
 	}
 	res, err := call(ctx, func() ([]any, error) {
@@ -212,6 +213,14 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	})
 	if err != nil {
 		return blob.Info{}, s.wrapErr(ctx, "put", key, nil, err)
+	}
+	if len(res) > 0 && res[0] == int64(-1) {
+		// The lease was lost: this write is refused as a lost race, and
+		// the fence is dropped, so that the caller's next attempt (a
+		// conditional write after a fresh read) is judged by its condition
+		// alone rather than refused again and again.
+		s.leases.CompareAndDelete(key, token)
+		return blob.Info{}, s.wrapErr(ctx, "put", key, blob.ErrPrecondition, nil)
 	}
 	if len(res) == 0 || res[0] != int64(1) {
 		return blob.Info{}, s.wrapErr(ctx, "put", key, blob.ErrPrecondition, nil)

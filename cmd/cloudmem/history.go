@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/config"
 	"github.com/cloudmem/cloudmem/history"
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/storeurl"
@@ -131,6 +132,21 @@ func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*hist
 // put above history too: a memory handler over it keeps the policy, and
 // the policy's expiry deletions pass through history, recorded.
 func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjust func(*history.Options) error) (*history.Store, blob.Store, func(), error) {
+	if config.IsName(raw) { // a --mount value may name a store of the config file
+		st, err := a.namedStore(raw)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if st.URL == "" {
+			return nil, nil, nil, usageErrorf("the store %q is a mount table: its history is that of each of its stores; mount each by its URL", raw)
+		}
+		raw = st.URL
+	}
+	// The whole URL is checked first, as Open would check it: the layers
+	// taken out below must not hide a parameter Open refuses.
+	if err := storeurl.Check(raw); err != nil {
+		return nil, nil, nil, err
+	}
 	raw, opts, err := splitHistoryParams(raw)
 	if err != nil {
 		return nil, nil, nil, err

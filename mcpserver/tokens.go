@@ -136,7 +136,7 @@ func withPolicy(store blob.Store, p *policy.Policy) blob.Store {
 		stricter.Secrets, stricter.Allow = base.Secrets, base.Allow
 		scan = &stricter
 	}
-	return blob.WithPolicy(storeurl.Expiring(store, p, nil), scan)
+	return storeurl.Policed(store, scan) // scan keeps p's expiry rules
 }
 
 // tokenFile is the token file's format. Unknown fields are errors, so that

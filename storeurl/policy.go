@@ -30,8 +30,17 @@ var policyLayer = Wrapper{Order: OrderPolicy, Params: []string{paramSecrets, par
 		if err != nil {
 			return nil, err
 		}
-		return blob.WithPolicy(Expiring(s, p, nil), p), nil
+		return Policed(s, p), nil
 	}}
+
+// Policed returns s under the write policy p, as a URL's secrets= and
+// policy= put it: p reported in the store's Traits (blob.WithPolicy), for
+// the memory handler's secrets rules, and p's expiry rules applied beneath
+// (Expiring). A program that builds its layers itself (cloudmem restore,
+// an MCP tenant's own policy) places a policy with it.
+func Policed(s blob.Store, p *policy.Policy) blob.Store {
+	return blob.WithPolicy(Expiring(s, p, nil), p)
+}
 
 // Expiring returns s with the expiry rules of p applied (blob.WithExpiry):
 // a key k of s is the path /memories/k of p's rules. now is the clock (nil:

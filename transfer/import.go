@@ -265,21 +265,26 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 	var (
 		written  atomic.Int64
 		mu       sync.Mutex
-		rejected []Problem // refused by the destination's rules
+		rejected []Problem // skipped while writing: refused by the destination's rules, or grown too large
 	)
 	err = forEach(ctx, jobs(opts.Jobs), plan.writes, func(ctx context.Context, w importWrite) error {
 		key := w.file.Name
-		data, err := w.file.content()
-		if errors.Is(err, blob.ErrTooLarge) { // grew past the limit since the plan: skipped, as at the plan
+		// skip leaves this file out of the import, said with the others
+		// once the rest is imported, and out of the planned counts.
+		skip := func(p Problem) error {
 			mu.Lock()
 			defer mu.Unlock()
-			rejected = append(rejected, tooLarge(key, "", -1, 0, err))
+			rejected = append(rejected, p)
 			if w.ifVersion == "" {
 				plan.stats.New--
 			} else {
 				plan.stats.Replaced--
 			}
 			return nil
+		}
+		data, err := w.file.content()
+		if errors.Is(err, blob.ErrTooLarge) { // grew past the limit since the plan: skipped, as at the plan
+			return skip(tooLarge(key, "", -1, 0, err))
 		}
 		if err != nil {
 			return fmt.Errorf("reading %s from the input: %w", key, err)
@@ -293,15 +298,7 @@ func Import(ctx context.Context, s blob.Store, files []File, opts *ImportOptions
 		case errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrExists), errors.Is(err, memory.ErrNotDir):
 			return fmt.Errorf("%s changed in the store while importing: %w (%w)", key, blob.ErrPrecondition, err)
 		case refused:
-			mu.Lock()
-			defer mu.Unlock()
-			rejected = append(rejected, Problem{Key: key, Reason: refusal, Kind: ErrRefused})
-			if w.ifVersion == "" {
-				plan.stats.New--
-			} else {
-				plan.stats.Replaced--
-			}
-			return nil
+			return skip(Problem{Key: key, Reason: refusal, Kind: ErrRefused})
 		}
 		return fmt.Errorf("writing %s: %w", key, err)
 	})

@@ -178,7 +178,7 @@ func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjus
 	}
 	var write blob.Store = hs
 	if p != nil {
-		write = blob.WithPolicy(storeurl.Expiring(hs, p, nil), p)
+		write = storeurl.Policed(hs, p)
 	}
 	return hs, write, func() { blob.Close(s) }, nil
 }

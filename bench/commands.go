@@ -218,7 +218,7 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 		tr := blob.TraitsOf(b.t.store)
 		c = blob.Counts{Stat: 1, List: 1, Put: 2}
 		switch {
-		case tr.ExclusiveNames: // the file store refuses the clash itself: no check
+		case tr.ExclusiveNames: // the file store and Redis refuse the clash themselves: no check
 			c = blob.Counts{Put: 2}
 		case tr.HidesUnderObjects: // MinIO: the ancestor's witness and a Stat of the key's
 			c.Put++

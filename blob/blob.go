@@ -15,10 +15,11 @@
 // order; List returns them in that order. Key names nothing but itself: "a"
 // and "a/b" are unrelated keys to a Store, even though the memory handler
 // treats "a" as a directory when "a/b" exists. Not every backend can hold
-// both: blobtest's KeyAndTreeCoexist proves it for mem, GCS, Azure, Redis
-// and the wrappers; a file system cannot (the file store refuses the second
-// write with ErrPrecondition, tested), and MinIO, backed by one, leaves
-// "a/b/c" out of listings while "a/b" exists. A caller that must work on
+// both: blobtest's KeyAndTreeCoexist proves it for mem, GCS, Azure and the
+// wrappers; a store that reports Traits.ExclusiveNames (a file system, and
+// Redis, whose scripts keep the rule) refuses the second write with
+// ErrPrecondition (blobtest's ExclusiveNames), and MinIO, backed by a file
+// system, leaves "a/b/c" out of listings while "a/b" exists. A caller that must work on
 // every backend cannot rely on holding both. CheckKey reports whether a key
 // is valid; stores reject invalid keys with an error for which
 // errors.Is(err, ErrInvalidKey) is true and touch nothing.

@@ -54,16 +54,13 @@ func TestSuiteOverMemPostQuantum(t *testing.T) {
 
 func TestSuiteOverFile(t *testing.T) {
 	cfg := newConfig(t, crypt.GenerateIdentity)
-	skips := blobtest.Options{Skip: map[string]string{
-		"KeyAndTreeCoexist": `a file system cannot hold a file "a" and a directory "a" (the file store's own suite skips it too)`,
-	}}
-	blobtest.RunWith(t, func(t *testing.T) blob.Store {
+	blobtest.Run(t, func(t *testing.T) blob.Store {
 		s, err := file.Open(t.Context(), t.TempDir(), &file.Options{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return mustWrap(t, s, cfg)
-	}, skips)
+	})
 }
 
 func TestSuiteReadOnly(t *testing.T) {

@@ -184,7 +184,10 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, er
 // Put stores data at key and then writes its version record. An
 // unconditional Put first reads the current version (one Stat) and writes
 // conditionally on it, so that the record knows what it replaced; it
-// retries when another writer got in between.
+// retries when another writer got in between. A write refused twice at
+// the same version was refused for another reason than a race (a name
+// that is a directory, on a store with blob.Traits.ExclusiveNames): that
+// refusal is its answer.
 func (s *Store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
 	if err := check(key); err != nil {
 		return blob.Info{}, err
@@ -199,15 +202,17 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 		info, _, err := s.put(ctx, key, data, c)
 		return info, err
 	}
+	var refused *blob.Cond
 	for range casRetries {
 		cond, err := s.currentCond(ctx, key)
 		if err != nil {
 			return blob.Info{}, err
 		}
 		info, _, err := s.put(ctx, key, data, cond)
-		if !errors.Is(err, blob.ErrPrecondition) {
+		if !errors.Is(err, blob.ErrPrecondition) || refused != nil && *refused == cond {
 			return info, err
 		}
+		refused = &cond
 	}
 	return blob.Info{}, fmt.Errorf("history: %q kept changing during an unconditional write; nothing was written", key)
 }

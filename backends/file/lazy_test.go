@@ -33,7 +33,7 @@ func newLazy(t *testing.T) blob.Store {
 }
 
 func TestCreateOnWriteSuite(t *testing.T) {
-	blobtest.RunWith(t, newLazy, suiteSkips)
+	blobtest.Run(t, newLazy)
 }
 
 func TestCreateOnWriteSpec(t *testing.T) {

@@ -22,11 +22,6 @@ import (
 	"github.com/cloudmem/cloudmem/blob/blobtest"
 )
 
-// suiteSkips are the behaviours a file system cannot offer.
-var suiteSkips = blobtest.Options{Skip: map[string]string{
-	"KeyAndTreeCoexist": `a file system cannot hold a file "a" and a directory "a"; TestKeyTreeConflict checks the error instead`,
-}}
-
 func open(t *testing.T, dir string) blob.Store {
 	t.Helper()
 	s, err := file.Open(t.Context(), dir, nil)
@@ -37,17 +32,17 @@ func open(t *testing.T, dir string) blob.Store {
 }
 
 func TestSuite(t *testing.T) {
-	blobtest.RunWith(t, func(t *testing.T) blob.Store { return open(t, t.TempDir()) }, suiteSkips)
+	blobtest.Run(t, func(t *testing.T) blob.Store { return open(t, t.TempDir()) })
 }
 
 func TestSuiteNoSync(t *testing.T) {
-	blobtest.RunWith(t, func(t *testing.T) blob.Store {
+	blobtest.Run(t, func(t *testing.T) blob.Store {
 		s, err := file.Open(t.Context(), t.TempDir(), &file.Options{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
-	}, suiteSkips)
+	})
 }
 
 func mustPut(t *testing.T, s blob.Store, key, data string) blob.Info {

@@ -62,7 +62,12 @@
 // client sees the tree entirely before or entirely after. Every write takes
 // a new version from the store's counter, so a version is never reused, even
 // by a key that is deleted and created again. Modified is the server's
-// clock.
+// clock. A name is never both an object and a directory
+// (blob.Traits.ExclusiveNames): a Put that creates "a/b" while "a" is an
+// object, or "a" while "a/b" is, and a Rename onto such a name, fail with
+// blob.ErrPrecondition and change nothing, however the writes race, as on
+// a file system; the memory handler then makes no look of its own after a
+// create, which is one round trip.
 //
 // go-redis resends a command whose connection broke after sending it. Each
 // write carries a random id under which the script records its outcome for

@@ -34,12 +34,17 @@ return redis.call('HMGET', KEYS[1], 'd', 'v', 's', 'm')
 
 // putScript stores an object if its condition holds and, when the caller
 // holds the object's lock, only while the lock still holds the caller's
-// token (see Lock).
+// token (see Lock). A new object must not make a name both an object and
+// a directory (blob.Traits.ExclusiveNames): none of its ancestors may be
+// an object, and no key may lie under it. An existing object passed that
+// check when it was made, and every later write keeps it so, so a
+// replacement skips it.
 //
 //	KEYS: idx, seq, mark, object[, lock]
 //	ARGV: blob key, data, mode ("" unconditional, "a" if absent, "v" if version), version, mark TTL in ms[, lock token]
-//	returns {1, "VERSION MTIME"} on success, {0} when a condition failed,
-//	{-1} when the lock no longer holds the token (the lease was lost)
+//	returns {1, "VERSION MTIME"} on success, {0} when a condition failed
+//	or the name clashes, {-1} when the lock no longer holds the token (the
+//	lease was lost)
 var putScript = goredis.NewScript(`
 local done = redis.call('GET', KEYS[3])
 if done then return {1, done} end
@@ -47,6 +52,9 @@ if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[6] then return {-1} end
 local cur = redis.call('HGET', KEYS[4], 'v')
 if ARGV[3] == 'a' and cur then return {0} end
 if ARGV[3] == 'v' and cur ~= ARGV[4] then return {0} end
+if not cur then
+` + clashCheck("KEYS[1]", "ARGV[1]", "{0}") + `
+end
 local v = redis.call('INCR', KEYS[2])
 local t = redis.call('TIME')
 local m = string.format('%s%06d', t[1], t[2])
@@ -75,14 +83,16 @@ return 1
 `)
 
 // renameScript moves the object src, or else every object under src/, to
-// the same place under dst, giving each a new version and mtime. An index
+// the same place under dst, giving each a new version and mtime. Like a
+// new object, dst must not clash with a name (putScript). An index
 // entry whose object is gone (only a server that evicts keys loses one) is
 // dropped rather than failing the script halfway.
 //
 //	KEYS: idx, seq, mark
 //	ARGV: object name prefix, src, dst, mark TTL in ms
 //	returns the number of objects moved, 0 when there is nothing at src,
-//	-1 when dst exists as an object or as a directory
+//	-1 when dst exists as an object or as a directory, or an ancestor of
+//	dst is an object
 var renameScript = goredis.NewScript(`
 local done = redis.call('GET', KEYS[3])
 if done then return tonumber(done) end
@@ -95,7 +105,7 @@ else
   if #moves == 0 then return 0 end
 end
 if redis.call('ZSCORE', KEYS[1], dst) then return -1 end
-if #redis.call('ZRANGEBYLEX', KEYS[1], '[' .. dst .. '/', '(' .. dst .. '/\255', 'LIMIT', 0, 1) > 0 then return -1 end
+` + clashCheck("KEYS[1]", "dst", "-1") + `
 local t = redis.call('TIME')
 local m = string.format('%s%06d', t[1], t[2])
 for _, from in ipairs(moves) do
@@ -152,6 +162,20 @@ for _, k in ipairs(members) do
 end
 return out
 `)
+
+// clashCheck is the Lua that returns refused when the key named by the
+// expression key would make a name both an object and a directory in the
+// index idx: an ancestor of it is an object, or a key lies under it.
+// Index members are valid UTF-8 (blob.CheckKey), which never holds the
+// byte 0xff, so '(' .. key .. '/\255' bounds every key under key/.
+func clashCheck(idx, key, refused string) string {
+	return `local i = string.find(` + key + `, '/', 1, true)
+while i do
+  if redis.call('ZSCORE', ` + idx + `, string.sub(` + key + `, 1, i - 1)) then return ` + refused + ` end
+  i = string.find(` + key + `, '/', i + 1, true)
+end
+if #redis.call('ZRANGEBYLEX', ` + idx + `, '[' .. ` + key + ` .. '/', '(' .. ` + key + ` .. '/\255', 'LIMIT', 0, 1) > 0 then return ` + refused + ` end`
+}
 
 // scripts is every script, for loading them once at Open.
 var scripts = []*goredis.Script{putScript, deleteScript, renameScript, deleteTreeScript, listScript, renewScript, unlockScript}

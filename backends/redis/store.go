@@ -190,6 +190,14 @@ func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {
 	return info, nil
 }
 
+var _ blob.TraitsReporter = (*store)(nil)
+
+// Traits implements blob.TraitsReporter: the scripts keep a name from
+// being both an object and a directory (blob.Traits.ExclusiveNames).
+func (s *store) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, ExclusiveNames: true}
+}
+
 func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
 	if err := blob.CheckCall(ctx, key); err != nil {
 		return blob.Info{}, err

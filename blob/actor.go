@@ -111,3 +111,24 @@ func (m *Move) Take(k any) (any, bool) {
 	delete(m.notes, k)
 	return v, ok
 }
+
+// lazySyncKey is the context key of WithLazySync.
+type lazySyncKey struct{}
+
+// WithLazySync returns a copy of ctx that lets a store skip, for the writes
+// made with it, what makes a write survive a crash of the machine (a file
+// system's fsyncs): for bookkeeping that is rebuilt when it is lost or
+// found unreadable, such as the memory handler's file count. Such a write
+// is still atomic, conditional and seen at once by every reader, and it
+// outlives the process that made it; only a crash of the machine (a power
+// loss, a kernel panic) may undo it, or leave its object unreadable. A
+// store whose writes cost nothing more to make durable ignores it.
+func WithLazySync(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lazySyncKey{}, true)
+}
+
+// LazySync reports whether ctx was made by WithLazySync.
+func LazySync(ctx context.Context) bool {
+	lazy, _ := ctx.Value(lazySyncKey{}).(bool)
+	return lazy
+}

@@ -29,7 +29,13 @@ import (
 // Whatever races or fails, the count is not below the number of files the
 // handlers wrote in its scope, but for one file per create that died
 // between its two writes on the fast path below, or whose storage failed
-// as it withdrew its file. Every writer of memory files goes through a
+// as it withdrew its file, and for the fast path's writes of the count
+// that a crash of the machine undid: those skip the store's syncs
+// (blob.WithLazySync), so on the file store a power loss can leave the
+// count too low by the creates made far from the limit in the seconds the
+// file system had not yet written back. Every other write of the count
+// (reservations near the limit, recounts) is synced, and with it all that
+// came before. Every writer of memory files goes through a
 // Handler (the CLI, transfer, dirsync and history restore call Write and
 // Remove), so none writes past the count; a key written into the store by
 // other means is counted at the next recount. A count too high is safe: before a

@@ -558,3 +558,58 @@ func TestCountCreditsUnderRaces(t *testing.T) {
 		t.Errorf("the count says %d files, the store holds %d", st.Files, files)
 	}
 }
+
+// syncRecorder notes, for every Put, its key and whether its context let
+// the store skip its syncs (blob.WithLazySync).
+type syncRecorder struct {
+	blob.Store
+	mu   sync.Mutex
+	puts []string
+}
+
+func (s *syncRecorder) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	s.mu.Lock()
+	if blob.LazySync(ctx) {
+		key += " (lazy)"
+	}
+	s.puts = append(s.puts, key)
+	s.mu.Unlock()
+	return s.Store.Put(ctx, strings.TrimSuffix(key, " (lazy)"), data, c)
+}
+
+func (s *syncRecorder) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.puts
+	s.puts = nil
+	slices.Sort(out) // a fast create sends its two Puts at once
+	return out
+}
+
+// Only the count's writes far from the limit skip the store's syncs: a
+// memory file is always written durably, and so is every write of the
+// count near the limit (the first count, reservations, confirmations), so
+// that a crash of the machine can leave the count too low only by creates
+// made far from the limit.
+func TestCountWritesLazilyOnlyFarFromTheLimit(t *testing.T) {
+	s := &syncRecorder{Store: mem.New(nil)}
+	const maxFiles = 20 // the fast path counts while fewer than 20-16 files are counted
+	h := newHandler(t, s, memory.Options{MaxFiles: maxFiles})
+	const count = ".cloudmem/files"
+	want := [][]string{
+		{count, count, "f0.md"},      // no count yet: a recount, the reservation, the file, its confirmation
+		{count + " (lazy)", "f1.md"}, // 1 counted: the fast path
+		{count + " (lazy)", "f2.md"},
+		{count + " (lazy)", "f3.md"},
+		{count, count, "f4.md"}, // 4 counted: within 16 of the limit, the reservation and its confirmation
+	}
+	for i, w := range want {
+		if r := h.Execute(t.Context(), createInput(fmt.Sprintf("/memories/f%d.md", i), "x")); r.IsError {
+			t.Fatalf("create %d: %s", i, r.Text)
+		}
+		slices.Sort(w)
+		if got := s.take(); !slices.Equal(got, w) {
+			t.Errorf("create %d: Puts %q, want %q", i, got, w)
+		}
+	}
+}

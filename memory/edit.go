@@ -298,7 +298,9 @@ func (h *Handler) countOne(ctx context.Context, ref countRef, maxFiles int) (_ c
 		next := ref.state
 		next.Files += 1 - used
 		next.Counted = false
-		written, err := h.writeCount(ctx, ref, next)
+		// Far from the limit the count need not survive a crash of the
+		// machine (count.go): its write skips the store's syncs.
+		written, err := h.writeCount(blob.WithLazySync(ctx), ref, next)
 		if !errors.Is(err, blob.ErrPrecondition) {
 			return written, err
 		}

@@ -233,10 +233,20 @@ func (s *store) removeEmptyDirs(rel string) {
 	}
 }
 
-// syncDir flushes a directory's entries to disk, unless NoSync is set.
-func (s *store) syncDir(fd int) error {
-	if s.noSync {
+// syncDir flushes a directory's entries to disk, unless NoSync is set or
+// ctx allows a lazy sync (blob.WithLazySync).
+func (s *store) syncDir(ctx context.Context, fd int) error {
+	if !s.syncs(ctx) {
 		return nil
 	}
-	return unix.Fsync(fd)
+	return fsync(fd)
+}
+
+// fsync is unix.Fsync, every sync the store makes; tests count the calls.
+var fsync = unix.Fsync
+
+// syncs reports whether a write made with ctx is flushed to disk before it
+// returns: always, unless NoSync is set or ctx allows a lazy sync.
+func (s *store) syncs(ctx context.Context) bool {
+	return !s.noSync && !blob.LazySync(ctx)
 }

@@ -5,12 +5,14 @@ package file_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -364,4 +366,45 @@ func TestHostileNames(t *testing.T) {
 			t.Errorf("List(%q) = %q, want %q", prefix, got, want)
 		}
 	}
+}
+
+// TestLazySync: a write made with blob.WithLazySync makes no fsync and is
+// read back like any other; one without syncs the file and its directory,
+// and a delete its directory.
+func TestLazySync(t *testing.T) {
+	var syncs atomic.Int64
+	file.CountSyncs(t, &syncs)
+	s := open(t, t.TempDir())
+	ctx := t.Context()
+	lazy := blob.WithLazySync(ctx)
+	wantSyncs := func(what string, want int64, do func() error) {
+		t.Helper()
+		syncs.Store(0)
+		if err := do(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := syncs.Load(); got != want {
+			t.Errorf("%s made %d fsyncs, want %d", what, got, want)
+		}
+	}
+	put := func(ctx context.Context, key, data string) func() error {
+		return func() error {
+			if _, err := s.Put(ctx, key, []byte(data), blob.Cond{}); err != nil {
+				return err
+			}
+			if got, _, err := s.Get(ctx, key, 100); err != nil || string(got) != data {
+				return fmt.Errorf("read back %q, %v; want %q", got, err, data)
+			}
+			return nil
+		}
+	}
+	del := func(ctx context.Context, key string) func() error {
+		return func() error { return s.Delete(ctx, key, blob.Cond{}) }
+	}
+	wantSyncs("Put", 2, put(ctx, "d/a", "synced"))
+	wantSyncs("lazy Put", 0, put(lazy, "d/b", "lazy"))
+	wantSyncs("lazy Put over a file", 0, put(lazy, "d/a", "lazy over synced"))
+	wantSyncs("Put over a file", 2, put(ctx, "d/b", "synced over lazy"))
+	wantSyncs("lazy Delete", 0, del(lazy, "d/a"))
+	wantSyncs("Delete", 1, del(ctx, "d/b"))
 }

@@ -169,7 +169,7 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 			unix.Unlinkat(rootfd, tmp, 0)
 		}
 	}()
-	if err := s.writeFile(f, data); err != nil {
+	if err := s.writeFile(ctx, f, data); err != nil {
 		return blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -232,7 +232,7 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	if err != nil {
 		return blob.Info{}, fmt.Errorf("file: %q: written, but: %w", key, err)
 	}
-	if err := s.syncDir(dfd); err != nil {
+	if err := s.syncDir(ctx, dfd); err != nil {
 		return blob.Info{}, fmt.Errorf("file: %q: written, but syncing its directory: %w", key, err)
 	}
 	return infoOf(key, &st), nil
@@ -259,17 +259,17 @@ func (s *store) existing(dirfd int, key, base string) (*unix.Stat_t, error) {
 	return nil, nil // a symbolic link or other file: not an object; the rename replaces the name itself
 }
 
-func (s *store) writeFile(f *os.File, data []byte) error {
+func (s *store) writeFile(ctx context.Context, f *os.File, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
 	if err := f.Chmod(fileMode); err != nil { // exactly 0600, whatever the umask
 		return err
 	}
-	if s.noSync {
+	if !s.syncs(ctx) {
 		return nil
 	}
-	return f.Sync()
+	return fsync(int(f.Fd()))
 }
 
 func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
@@ -313,7 +313,7 @@ func (s *store) Delete(ctx context.Context, key string, c blob.Cond) error {
 		return fmt.Errorf("file: %q: %w", key, err)
 	}
 	s.removeEmptyDirs(dir)
-	if err := s.syncDir(dfd); err != nil {
+	if err := s.syncDir(ctx, dfd); err != nil {
 		return fmt.Errorf("file: %q: deleted, but syncing its directory: %w", key, err)
 	}
 	return nil

@@ -224,10 +224,10 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("file: renamed %q to %q, but renewing versions: %w", src, dst, err)
 	}
 	s.removeEmptyDirs(srcDir)
-	if err := s.syncDir(dfd); err != nil {
+	if err := s.syncDir(ctx, dfd); err != nil {
 		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
 	}
-	if err := s.syncDir(sfd); err != nil {
+	if err := s.syncDir(ctx, sfd); err != nil {
 		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
 	}
 	return nil
@@ -327,7 +327,7 @@ func (s *store) moveToTrash(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("file: delete %q: %w", dir+"/", err)
 	}
 	s.removeEmptyDirs(parent)
-	if err := s.syncDir(pfd); err != nil {
+	if err := s.syncDir(ctx, pfd); err != nil {
 		return "", fmt.Errorf("file: deleted %q, but syncing: %w", dir+"/", err)
 	}
 	return trash, nil

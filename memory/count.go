@@ -78,6 +78,21 @@ import (
 //     between the delete and the mark leaves a full count marked as
 //     counted, and creates refused until another delete marks it.
 //
+// # A delete far from the limit
+//
+// A file delete by a handler that remembers the count (countCache) more
+// than countMargin places from the limit does not read it: the remembered
+// token serves the credit as well as a fresh one would (a recount since
+// changed the token, and the credit is then dropped), and the one thing a
+// fresh read could add is a Counted mark to clear, which only a recount
+// sets, which only a create refused at the limit makes. So this gives up
+// one case: another handler filled the scope since this handler's last
+// command there and recounted it at the limit. The delete then leaves the
+// count marked Counted and one too high, and creates are refused as full
+// with one place free until the next delete, which reads the count (every
+// handler that was refused remembers it at the limit) and marks it; the
+// create after that recounts. Never more files than the limit.
+//
 // # Why reservations are listed
 //
 // A recount lists the scope and writes what it found, conditional on the
@@ -114,8 +129,9 @@ import (
 //
 // Steady state, far from the limit, a create adds to its file's Put one
 // Put of the count, sent with it (a handler's first create at a scope reads
-// the count first), and a delete to its Delete one Get of the count, sent
-// with it. Near the limit a create adds 1 Get and 2 Puts of the count to its
+// the count first), and a file delete nothing (one Get of the count, sent
+// with its Delete, when the handler does not remember the count far from
+// the limit). Near the limit a create adds 1 Get and 2 Puts of the count to its
 // checks (3 Gets and 4 Puts under contention, and so on). Nothing grows
 // with the store. A create that finds no count object, or one at the
 // limit and changed since its last recount, pays one List of its scope

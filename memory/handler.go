@@ -94,12 +94,15 @@
 //	                                 and 2 List more (settleHidden)
 //	str_replace, insert              1 Get + 1 Put(IfVersion)
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
-//	delete of a file                 1 Delete and 1 Get of the count, at once;
-//	                                 the handler's next create takes the file
-//	                                 off the count in its own write (the Get
-//	                                 first on a handler's first delete at that
-//	                                 store or mount, + 1 Put when the count was
-//	                                 just listed; none with MaxFiles < 0)
+//	delete of a file                 1 Delete, when the handler remembers the
+//	                                 count far from the limit (its last
+//	                                 command at that store or mount); the
+//	                                 handler's next create takes the file off
+//	                                 the count in its own write. Else 1 Get of
+//	                                 the count with it, at once (the Get first
+//	                                 on a handler's first delete there, + 1
+//	                                 Put when the count was just listed; none
+//	                                 with MaxFiles < 0)
 //	delete of a directory            1 Get of the count (+ 1 Put as for a
 //	                                 file) + 1 Delete (not a file) + 1 List +
 //	                                 blob.DeleteTree (on a store without it,

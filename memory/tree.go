@@ -44,21 +44,34 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 	// changed before the delete, so that a create refused as full
 	// recounts even when the delete stops halfway. The count is read
 	// first on a handler's first delete at the scope, or when it
-	// remembers the count as Counted; otherwise at the same time as the
-	// Delete, and marked after it if another writer recounted meanwhile.
+	// remembers the count as Counted. When it remembers the count far
+	// from the limit (countsFast), a file's delete does not read it: the
+	// remembered token is the credit's, and the Counted mark the read
+	// would look for is set only by a recount, which only a create at the
+	// limit makes (count.go, "A delete far from the limit"). Otherwise the
+	// count is read at the same time as the Delete, and marked after it if
+	// another writer recounted meanwhile.
 	var (
 		count    countRef
 		countErr error
 		err      error
 	)
-	counted := h.maxFilesAt(key) >= 0
+	maxFiles := h.maxFilesAt(key)
+	counted := maxFiles >= 0
 	ckey := h.countKey(key)
-	readFirst := false
+	readFirst, trusted := false, false
 	if counted {
 		remembered, ok := h.counts.lookup(ckey)
 		readFirst = !ok || remembered.state.Counted
+		trusted = !readFirst && countsFast(remembered, maxFiles)
+		if trusted {
+			count = remembered
+		}
 	}
-	if readFirst {
+	switch {
+	case trusted:
+		err = h.store.Delete(ctx, key, cond)
+	case readFirst:
 		if count, err = h.readCount(ctx, ckey); err != nil {
 			return h.storageFailure(ctx, c, c.path, err)
 		}
@@ -66,7 +79,7 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 			count = h.markChanged(ctx, count)
 		}
 		err = h.store.Delete(ctx, key, cond)
-	} else {
+	default:
 		concurrently(
 			func() { err = h.store.Delete(ctx, key, cond) },
 			func() {
@@ -79,11 +92,13 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 	if counted && err == nil && countErr == nil && count.exists {
 		h.counts.addCredit(ckey, count.state.Token) // the next create takes the file off
 	}
+	wasDir := false
 	if errors.Is(err, blob.ErrNotExist) && dirs {
 		err = h.deleteDir(ctx, key) // a directory, or nothing
+		wasDir = true
 	}
 	if counted && !readFirst && !errors.Is(err, blob.ErrNotExist) {
-		if countErr != nil { // the count's state is not known: read it again
+		if countErr != nil || trusted && wasDir { // the count's state is not known: read it
 			count, countErr = h.readCount(context.WithoutCancel(ctx), ckey)
 		}
 		switch {

@@ -30,6 +30,7 @@ type lazyStore struct {
 
 	mu    sync.Mutex
 	inner blob.Store // nil until opened
+	local keyLocks   // every Lock takes its key's here first
 }
 
 var (
@@ -185,20 +186,67 @@ func (l *lazyStore) DeleteTree(ctx context.Context, dir string) error {
 	return blob.DeleteTree(ctx, s, dir)
 }
 
-// Lock takes the opened store's lock. While the directory does not exist
-// there is no object to edit under a lock, and Lock holds nothing.
+// Lock takes the key's lock in this process, then, when the directory
+// exists, the opened store's lock, which excludes other processes too.
+// While the directory is missing there is no lock file to take, and
+// creating the directory would leave one behind a command that writes
+// nothing; so until then only the callers in this process are excluded,
+// and a process that creates the directory meanwhile can hold the key's
+// lock at the same time (its conditional writes still decide).
 func (l *lazyStore) Lock(ctx context.Context, key string) (func(), error) {
-	s, err := l.store(ctx, false)
+	unlockHere, err := l.local.lock(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	if s == nil {
-		if err := ctx.Err(); err != nil {
+	s, err := l.store(ctx, false)
+	if err != nil || s == nil {
+		if err != nil {
+			unlockHere()
 			return nil, err
 		}
-		return func() {}, nil
+		return unlockHere, nil
 	}
-	return blob.Lock(ctx, s, key)
+	unlockStore, err := blob.Lock(ctx, s, key)
+	if err != nil {
+		unlockHere()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			unlockStore()
+			unlockHere()
+		})
+	}, nil
+}
+
+// keyLocks are locks by key within one process, made on first use. It is
+// safe for concurrent use; the zero value is ready.
+type keyLocks struct {
+	mu    sync.Mutex
+	locks map[string]chan struct{} // a buffer of one: full while held
+}
+
+// lock waits until the caller holds key's lock, or until ctx is done. The
+// unlock it returns may be called more than once.
+func (k *keyLocks) lock(ctx context.Context, key string) (func(), error) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]chan struct{}{}
+	}
+	ch, ok := k.locks[key]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		k.locks[key] = ch
+	}
+	k.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-ch }) }, nil
 }
 
 // Traits are the file store's, before and after the directory is made.

@@ -29,7 +29,8 @@ type Options struct {
 	// CreateOnWrite leaves a missing directory missing until the first
 	// write, which creates it: until then the store reads as an empty
 	// store and touches nothing, so a command that only reads (or whose
-	// writes are refused) leaves no directory behind. False means Open
+	// writes are refused) leaves no directory behind; its lock (Locker)
+	// then excludes the callers in this process only. False means Open
 	// creates a missing directory. A store URL opens with it set.
 	CreateOnWrite bool
 }

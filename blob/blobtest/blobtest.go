@@ -53,7 +53,7 @@ type test struct {
 // tests is the whole suite, in the order it runs.
 func tests() []test {
 	var all []test
-	for _, group := range [][]test{basicTests, limitTests, keyTests, listTests, raceTests, nameTests, cancelTests, treeTests, copyTests} {
+	for _, group := range [][]test{basicTests, limitTests, keyTests, listTests, raceTests, nameTests, lockTests, cancelTests, treeTests, copyTests} {
 		all = append(all, group...)
 	}
 	return all

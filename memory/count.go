@@ -82,17 +82,18 @@ import (
 //
 // A file delete by a handler that remembers the count (countCache) more
 // than countMargin places from the limit, and none of whose deletes
-// skipped reading that same count (countCache.trust), does not read it: the remembered
-// token serves the credit as well as a fresh one would (a recount since
-// changed the token, and the credit is then dropped), and the one thing a
-// fresh read could add is a Counted mark to clear, which only a recount
-// sets, which only a create refused at the limit makes. So this gives up
-// one case: another handler filled the scope since this handler's last
-// command there and recounted it at the limit. The delete then leaves the
-// count marked Counted and one too high, and creates are refused as full
-// with one place free until the next delete, which reads the count (every
-// handler that was refused remembers it at the limit) and marks it; the
-// create after that recounts. Never more files than the limit.
+// skipped reading that same count (countCache.trust), does not read it:
+// the remembered token serves the credit as well as a fresh one would (a
+// recount since changed the token, and the credit is then dropped), and
+// the one thing a fresh read could add is a Counted mark to clear, which
+// only a recount sets, which only a create refused at the limit makes. So
+// this gives up one case: another handler filled the scope since this
+// handler's last command there and recounted it at the limit. The delete
+// then leaves the count marked Counted and one too high (one per handler
+// that so deleted), and creates are refused as full with as many places
+// free until the next delete, which reads the count (every handler that
+// was refused remembers it at the limit) and marks it; the create after
+// that recounts. Never more files than the limit.
 //
 // # Why reservations are listed
 //

@@ -245,4 +245,14 @@ func TestRedisVanishedObjectFreesItsName(t *testing.T) {
 		t.Errorf("Rename(%q, %q) beside a vanished object: %v", "dir", "file/y", err)
 	}
 	wantRedisKeys(t, s, "file/x", "file/y")
+	if _, err := s.Put(t.Context(), "gone", []byte("gone"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Del(t.Context(), "cm:{"+p+"}:o:gone").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.Rename(t.Context(), s, "file/x", "gone"); err != nil {
+		t.Errorf("Rename(%q, %q) onto a vanished object: %v", "file/x", "gone", err)
+	}
+	wantRedisKeys(t, s, "file/y", "gone")
 }

@@ -105,7 +105,7 @@ else
   moves = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. src .. '/', '(' .. src .. '/\255')
   if #moves == 0 then return 0 end
 end
-if redis.call('ZSCORE', KEYS[1], dst) then return -1 end
+if redis.call('EXISTS', obj .. dst) == 1 then return -1 end
 ` + clashCheck("KEYS[1]", "obj", "dst", "-1") + `
 local t = redis.call('TIME')
 local m = string.format('%s%06d', t[1], t[2])

@@ -214,3 +214,45 @@ func wantRedisKeys(t *testing.T, s blob.Store, want ...string) {
 		t.Fatalf("List = %q, want %q", got, want)
 	}
 }
+
+// TestRedisVanishedObjectFreesItsName: an object whose hash vanished (a
+// server that evicts keys), leaving its index entry, is absent to Stat and
+// List, and does not keep its name from becoming a directory, nor the keys
+// that were under it their parent from becoming an object.
+func TestRedisVanishedObjectFreesItsName(t *testing.T) {
+	client := redisClient(t)
+	p := uniquePrefix()
+	s, err := redis.Open(t.Context(), client, &redis.Options{Prefix: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropRedisPrefix(t, client, p) })
+	for _, k := range []string{"file", "dir/a"} {
+		if _, err := s.Put(t.Context(), k, []byte(k), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Del(t.Context(), "cm:{"+p+"}:o:"+k).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantRedisKeys(t, s)
+	for _, k := range []string{"file/x", "dir"} {
+		if _, err := s.Put(t.Context(), k, []byte(k), blob.Cond{IfAbsent: true}); err != nil {
+			t.Errorf("Put(%q) beside a vanished object: %v", k, err)
+		}
+	}
+	if err := blob.Rename(t.Context(), s, "dir", "file/y"); err != nil {
+		t.Errorf("Rename(%q, %q) beside a vanished object: %v", "dir", "file/y", err)
+	}
+	wantRedisKeys(t, s, "file/x", "file/y")
+	if _, err := s.Put(t.Context(), "gone", []byte("gone"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Del(t.Context(), "cm:{"+p+"}:o:gone").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.Rename(t.Context(), s, "file/x", "gone"); err != nil {
+		t.Errorf("Rename(%q, %q) onto a vanished object: %v", "file/x", "gone", err)
+	}
+	wantRedisKeys(t, s, "file/y", "gone")
+}

@@ -81,17 +81,19 @@ import (
 // # A delete far from the limit
 //
 // A file delete by a handler that remembers the count (countCache) more
-// than countMargin places from the limit does not read it: the remembered
-// token serves the credit as well as a fresh one would (a recount since
-// changed the token, and the credit is then dropped), and the one thing a
-// fresh read could add is a Counted mark to clear, which only a recount
-// sets, which only a create refused at the limit makes. So this gives up
-// one case: another handler filled the scope since this handler's last
-// command there and recounted it at the limit. The delete then leaves the
-// count marked Counted and one too high, and creates are refused as full
-// with one place free until the next delete, which reads the count (every
-// handler that was refused remembers it at the limit) and marks it; the
-// create after that recounts. Never more files than the limit.
+// than countMargin places from the limit, and none of whose deletes
+// skipped reading that same count (countCache.trust), does not read it:
+// the remembered token serves the credit as well as a fresh one would (a
+// recount since changed the token, and the credit is then dropped), and
+// the one thing a fresh read could add is a Counted mark to clear, which
+// only a recount sets, which only a create refused at the limit makes. So
+// this gives up one case: another handler filled the scope since this
+// handler's last command there and recounted it at the limit. The delete
+// then leaves the count marked Counted and one too high (one per handler
+// that so deleted), and creates are refused as full with as many places
+// free until the next delete, which reads the count (every handler that
+// was refused remembers it at the limit) and marks it; the create after
+// that recounts. Never more files than the limit.
 //
 // # Why reservations are listed
 //
@@ -268,6 +270,9 @@ type countCache struct {
 	mu      sync.Mutex
 	refs    map[string]countRef // by key of the count object
 	credits map[string]credit   // by key of the count object
+	// trusted is, by key of the count object, the version a file delete
+	// trusted without reading it (trust): the next delete reads it.
+	trusted map[string]string
 }
 
 // credit is the number of files this handler deleted from a count's scope
@@ -345,6 +350,24 @@ func (c *countCache) forget(ckey string) {
 	defer c.mu.Unlock()
 	delete(c.refs, ckey)
 	delete(c.credits, ckey)
+	delete(c.trusted, ckey)
+}
+
+// trust reports whether a file delete may trust the remembered count ref
+// without reading it, and if so notes that one did: once per version
+// remembered, so that a handler's deletes leave a count another handler
+// recounted since at most one too high ("A delete far from the limit").
+func (c *countCache) trust(ref countRef) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refs[ref.key].version != ref.version || c.trusted[ref.key] == ref.version {
+		return false
+	}
+	if c.trusted == nil {
+		c.trusted = make(map[string]string)
+	}
+	c.trusted[ref.key] = ref.version
+	return true
 }
 
 // known returns the count object ckey as last read or written by this

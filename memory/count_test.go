@@ -663,3 +663,37 @@ func TestDeleteFarFromTheLimitTrustsTheCount(t *testing.T) {
 		t.Fatalf("the store holds %d files, want %d", n, maxFiles)
 	}
 }
+
+// A handler that only deletes, after another handler filled the store and
+// recounted it at the limit, leaves creates refused as full with one place
+// free, not more: its first delete trusts the count it remembers, its next
+// one reads the count and marks it changed, and the create after that
+// recounts.
+func TestDeletesFarFromTheLimitTrustTheCountOnce(t *testing.T) {
+	const maxFiles = 20
+	inner := mem.New(nil)
+	a := newHandler(t, inner, memory.Options{MaxFiles: maxFiles})
+	b := newHandler(t, inner, memory.Options{MaxFiles: maxFiles})
+	ctx := t.Context()
+	want := func(who string, r memory.Result, text string) {
+		t.Helper()
+		if r.Text != text {
+			t.Fatalf("%s: %q, want %q", who, r.Text, text)
+		}
+	}
+	create := func(h *memory.Handler, name string) memory.Result {
+		return h.Execute(ctx, createInput("/memories/"+name, "x"))
+	}
+	for _, name := range []string{"a0.md", "a1.md", "a2.md"} {
+		want("a creates "+name, create(a, name), "File created successfully at: /memories/"+name)
+	}
+	for i := range maxFiles - 3 {
+		name := fmt.Sprintf("b%02d.md", i)
+		want("b creates "+name, create(b, name), "File created successfully at: /memories/"+name)
+	}
+	want("b creates one too many", create(b, "late.md"), fullText(maxFiles, maxFiles))
+	for _, name := range []string{"a0.md", "a1.md", "a2.md"} {
+		want("a deletes "+name, a.Execute(ctx, []byte(`{"command":"delete","path":"/memories/`+name+`"}`)), "Successfully deleted /memories/"+name)
+	}
+	want("b creates in a freed place", create(b, "late.md"), "File created successfully at: /memories/late.md")
+}

@@ -96,7 +96,9 @@
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
 //	delete of a file                 1 Delete, when the handler remembers the
 //	                                 count far from the limit (its last
-//	                                 command at that store or mount); the
+//	                                 command at that store or mount) and
+//	                                 none of its deletes skipped reading
+//	                                 that same count; the
 //	                                 handler's next create takes the file off
 //	                                 the count in its own write. Else 1 Get of
 //	                                 the count with it, at once (the Get first

@@ -45,7 +45,8 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 	// recounts even when the delete stops halfway. The count is read
 	// first on a handler's first delete at the scope, or when it
 	// remembers the count as Counted. When it remembers the count far
-	// from the limit (countsFast), a file's delete does not read it: the
+	// from the limit (countsFast) and no delete trusted that version of it
+	// yet (countCache.trust), a file's delete does not read it: the
 	// remembered token is the credit's, and the Counted mark the read
 	// would look for is set only by a recount, which only a create at the
 	// limit makes (count.go, "A delete far from the limit"). Otherwise the
@@ -63,7 +64,7 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 	if counted {
 		remembered, ok := h.counts.lookup(ckey)
 		readFirst = !ok || remembered.state.Counted
-		trusted = !readFirst && countsFast(remembered, maxFiles)
+		trusted = !readFirst && countsFast(remembered, maxFiles) && h.counts.trust(remembered)
 		if trusted {
 			count = remembered
 		}

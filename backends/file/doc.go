@@ -35,7 +35,8 @@
 // # Guarantees
 //
 // Writes are atomic: Put writes a temporary file, syncs it, renames it into
-// place and syncs the directory, so readers and crashes see the old object
+// place and syncs the directory (and, when it made directories for it, the
+// ones above), so readers and crashes see the old object
 // or the new one, never a mix (Options.NoSync trades the syncs for speed).
 // Renames need one file system: a mount point below ROOT makes writes under
 // it fail.

@@ -242,6 +242,34 @@ func (s *store) syncDir(ctx context.Context, fd int) error {
 	return fsync(fd)
 }
 
+// syncParents syncs, after makeDir made directories on the way to rel,
+// every directory above rel up to the root, so that the entries of the
+// new directories, and so what was written in them, survive a crash of
+// the machine; unless NoSync is set or ctx allows a lazy sync. A directory
+// that is gone meanwhile (emptied and removed by another writer) needs no
+// sync.
+func (s *store) syncParents(ctx context.Context, rel string) error {
+	if !s.syncs(ctx) {
+		return nil
+	}
+	for rel != "" {
+		rel, _ = splitKey(rel)
+		fd, err := s.openDir(rel)
+		if missing(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = fsync(fd)
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // fsync is unix.Fsync, every sync the store makes; tests count the calls.
 var fsync = unix.Fsync
 

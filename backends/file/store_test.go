@@ -401,10 +401,37 @@ func TestLazySync(t *testing.T) {
 	del := func(ctx context.Context, key string) func() error {
 		return func() error { return s.Delete(ctx, key, blob.Cond{}) }
 	}
-	wantSyncs("Put", 2, put(ctx, "d/a", "synced"))
+	wantSyncs("Put", 3, put(ctx, "d/a", "synced")) // the file, d, and the root d was made in
 	wantSyncs("lazy Put", 0, put(lazy, "d/b", "lazy"))
 	wantSyncs("lazy Put over a file", 0, put(lazy, "d/a", "lazy over synced"))
 	wantSyncs("Put over a file", 2, put(ctx, "d/b", "synced over lazy"))
 	wantSyncs("lazy Delete", 0, del(lazy, "d/a"))
 	wantSyncs("Delete", 1, del(ctx, "d/b"))
+}
+
+// TestNewDirectoriesSynced: a Put or a Rename that makes directories syncs
+// the directory each was made in, so that a crash of the machine after it
+// returns cannot lose the directories, and with them the object: a Put of
+// a/b/c into an empty store syncs the file, a/b (c's entry), a (b's) and
+// the root (a's); a Rename to x/y/z syncs z's new directory x/y, x, the
+// root, and the directory it left.
+func TestNewDirectoriesSynced(t *testing.T) {
+	var syncs atomic.Int64
+	file.CountSyncs(t, &syncs)
+	s := open(t, t.TempDir())
+	ctx := t.Context()
+	syncs.Store(0)
+	if _, err := s.Put(ctx, "a/b/c", []byte("x"), blob.Cond{IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs.Load(); got != 4 {
+		t.Errorf("a Put that made 2 directories made %d fsyncs, want 4", got)
+	}
+	syncs.Store(0)
+	if err := blob.Rename(ctx, s, "a/b/c", "x/y/z"); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs.Load(); got != 4 {
+		t.Errorf("a Rename that made 2 directories made %d fsyncs, want 4", got)
+	}
 }

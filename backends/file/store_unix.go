@@ -235,6 +235,11 @@ func (s *store) Put(ctx context.Context, key string, data []byte, c blob.Cond) (
 	if err := s.syncDir(ctx, dfd); err != nil {
 		return blob.Info{}, fmt.Errorf("file: %q: written, but syncing its directory: %w", key, err)
 	}
+	if made {
+		if err := s.syncParents(ctx, dir); err != nil {
+			return blob.Info{}, fmt.Errorf("file: %q: written, but syncing the directories made for it: %w", key, err)
+		}
+	}
 	return infoOf(key, &st), nil
 }
 

@@ -190,7 +190,7 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	}
 
 	dstDir, dstBase := splitKey(dst)
-	dfd, _, err := s.makeDir(dstDir, true)
+	dfd, made, err := s.makeDir(dstDir, true)
 	if err != nil {
 		s.removeEmptyDirs(dstDir)
 		return writeErr(dst, err)
@@ -229,6 +229,11 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	}
 	if err := s.syncDir(ctx, sfd); err != nil {
 		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
+	}
+	if made {
+		if err := s.syncParents(ctx, dstDir); err != nil {
+			return fmt.Errorf("file: renamed %q to %q, but syncing the directories made for it: %w", src, dst, err)
+		}
 	}
 	return nil
 }

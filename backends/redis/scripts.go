@@ -53,7 +53,8 @@ local cur = redis.call('HGET', KEYS[4], 'v')
 if ARGV[3] == 'a' and cur then return {0} end
 if ARGV[3] == 'v' and cur ~= ARGV[4] then return {0} end
 if not cur then
-` + clashCheck("KEYS[1]", "ARGV[1]", "{0}") + `
+  local obj = string.sub(KEYS[4], 1, #KEYS[4] - #ARGV[1])
+` + clashCheck("KEYS[1]", "obj", "ARGV[1]", "{0}") + `
 end
 local v = redis.call('INCR', KEYS[2])
 local t = redis.call('TIME')
@@ -104,8 +105,8 @@ else
   moves = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. src .. '/', '(' .. src .. '/\255')
   if #moves == 0 then return 0 end
 end
-if redis.call('ZSCORE', KEYS[1], dst) then return -1 end
-` + clashCheck("KEYS[1]", "dst", "-1") + `
+if redis.call('EXISTS', obj .. dst) == 1 then return -1 end
+` + clashCheck("KEYS[1]", "obj", "dst", "-1") + `
 local t = redis.call('TIME')
 local m = string.format('%s%06d', t[1], t[2])
 for _, from in ipairs(moves) do
@@ -165,16 +166,25 @@ return out
 
 // clashCheck is the Lua that returns refused when the key named by the
 // expression key would make a name both an object and a directory in the
-// index idx: an ancestor of it is an object, or a key lies under it.
-// Index members are valid UTF-8 (blob.CheckKey), which never holds the
-// byte 0xff, so '(' .. key .. '/\255' bounds every key under key/.
-func clashCheck(idx, key, refused string) string {
+// index idx, whose objects' keys start with the expression obj: an
+// ancestor of it is an object, or an object lies under it. An index entry
+// whose object is gone (only a server that evicts keys loses one) is no
+// object, as for Stat and List: it is skipped. Index members are valid
+// UTF-8 (blob.CheckKey), which never holds the byte 0xff, so
+// '(' .. key .. '/\255' bounds every key under key/.
+func clashCheck(idx, obj, key, refused string) string {
 	return `local i = string.find(` + key + `, '/', 1, true)
 while i do
-  if redis.call('ZSCORE', ` + idx + `, string.sub(` + key + `, 1, i - 1)) then return ` + refused + ` end
+  if redis.call('EXISTS', ` + obj + ` .. string.sub(` + key + `, 1, i - 1)) == 1 then return ` + refused + ` end
   i = string.find(` + key + `, '/', i + 1, true)
 end
-if #redis.call('ZRANGEBYLEX', ` + idx + `, '[' .. ` + key + ` .. '/', '(' .. ` + key + ` .. '/\255', 'LIMIT', 0, 1) > 0 then return ` + refused + ` end`
+local lo = '[' .. ` + key + ` .. '/'
+while true do
+  local under = redis.call('ZRANGEBYLEX', ` + idx + `, lo, '(' .. ` + key + ` .. '/\255', 'LIMIT', 0, 1)
+  if #under == 0 then break end
+  if redis.call('EXISTS', ` + obj + ` .. under[1]) == 1 then return ` + refused + ` end
+  lo = '(' .. under[1]
+end`
 }
 
 // scripts is every script, for loading them once at Open.

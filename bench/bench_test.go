@@ -60,7 +60,7 @@ func TestQuick(t *testing.T) {
 | create | Stat 1 + List 1 + Put 2 | Put 2 |
 | str_replace | Get 1 + Put 1 | Get 1 + Put 1 |
 | insert | Get 1 + Put 1 | Get 1 + Put 1 |
-| delete | Get 1 + Delete 1 | Get 1 + Delete 1 |
+| delete | Delete 1 | Delete 1 |
 | rename file | Rename 1 | Rename 1 |
 | rename dir (50 files) | Rename 1 | Rename 1 |
 `

@@ -133,7 +133,8 @@ import (
 // Put of the count, sent with it (a handler's first create at a scope reads
 // the count first), and a file delete nothing (one Get of the count, sent
 // with its Delete, when the handler does not remember the count far from
-// the limit). Near the limit a create adds 1 Get and 2 Puts of the count to its
+// the limit, or one of its deletes already trusted that version: a delete
+// right after another delete). Near the limit a create adds 1 Get and 2 Puts of the count to its
 // checks (3 Gets and 4 Puts under contention, and so on). Nothing grows
 // with the store. A create that finds no count object, or one at the
 // limit and changed since its last recount, pays one List of its scope

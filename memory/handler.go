@@ -95,8 +95,9 @@
 //	str_replace, insert              1 Get + 1 Put(IfVersion)
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
 //	delete of a file                 1 Delete, when the handler remembers the
-//	                                 count far from the limit (its last
-//	                                 command at that store or mount) and
+//	                                 count far from the limit (as its last
+//	                                 read or write of the count at that
+//	                                 store or mount left it) and
 //	                                 none of its deletes skipped reading
 //	                                 that same count; the
 //	                                 handler's next create takes the file off

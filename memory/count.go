@@ -65,11 +65,13 @@ import (
 //     and only while the entry is still pending; a create that fails
 //     otherwise, or that settle withdraws, keeps its reservation (too
 //     high).
-//   - a delete does not write the count: it reads it while it deletes,
-//     and a file delete leaves the file to this handler's next create
-//     counted the fast way, which takes it off in its own write of the
-//     count (a credit: countCache), as long as the count's token is the
-//     one the delete read (a recount since may have left the file out
+//   - a delete does not write the count: it reads it while it deletes
+//     (or, once per version, trusts the one it remembers far from the
+//     limit: "A delete far from the limit" below), and a file delete
+//     leaves the file to this handler's next create counted the fast way,
+//     which takes it off in its own write of the count (a credit:
+//     countCache), as long as the count's token is the one the delete
+//     read or trusted (a recount since may have left the file out
 //     already). Until then, and for good when the handler ends first or
 //     the delete was a directory's, the count is too high by the files
 //     deleted, and the next create refused as full recounts. A count that

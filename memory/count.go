@@ -65,11 +65,13 @@ import (
 //     and only while the entry is still pending; a create that fails
 //     otherwise, or that settle withdraws, keeps its reservation (too
 //     high).
-//   - a delete does not write the count: it reads it while it deletes,
-//     and a file delete leaves the file to this handler's next create
-//     counted the fast way, which takes it off in its own write of the
-//     count (a credit: countCache), as long as the count's token is the
-//     one the delete read (a recount since may have left the file out
+//   - a delete does not write the count: it reads it while it deletes
+//     (or, once per version, trusts the one it remembers far from the
+//     limit: "A delete far from the limit" below), and a file delete
+//     leaves the file to this handler's next create counted the fast way,
+//     which takes it off in its own write of the count (a credit:
+//     countCache), as long as the count's token is the one the delete
+//     read or trusted (a recount since may have left the file out
 //     already). Until then, and for good when the handler ends first or
 //     the delete was a directory's, the count is too high by the files
 //     deleted, and the next create refused as full recounts. A count that
@@ -133,7 +135,8 @@ import (
 // Put of the count, sent with it (a handler's first create at a scope reads
 // the count first), and a file delete nothing (one Get of the count, sent
 // with its Delete, when the handler does not remember the count far from
-// the limit). Near the limit a create adds 1 Get and 2 Puts of the count to its
+// the limit, or one of its deletes already trusted that version: a delete
+// right after another delete). Near the limit a create adds 1 Get and 2 Puts of the count to its
 // checks (3 Gets and 4 Puts under contention, and so on). Nothing grows
 // with the store. A create that finds no count object, or one at the
 // limit and changed since its last recount, pays one List of its scope

@@ -597,7 +597,7 @@ func TestCountWritesLazilyOnlyFarFromTheLimit(t *testing.T) {
 	h := newHandler(t, s, memory.Options{MaxFiles: maxFiles})
 	const count = ".cloudmem/files"
 	want := [][]string{
-		{count, count, "f0.md"},      // no count yet: a recount, the reservation, the file, its confirmation
+		{count, count, "f0.md"},      // no count yet: the recount written with the reservation, the file, its confirmation
 		{count + " (lazy)", "f1.md"}, // 1 counted: the fast path
 		{count + " (lazy)", "f2.md"},
 		{count + " (lazy)", "f3.md"},

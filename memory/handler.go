@@ -95,8 +95,9 @@
 //	str_replace, insert              1 Get + 1 Put(IfVersion)
 //	str_replace, insert on a dir     1 Get (not a file) + 1 List (is it a directory?)
 //	delete of a file                 1 Delete, when the handler remembers the
-//	                                 count far from the limit (its last
-//	                                 command at that store or mount) and
+//	                                 count far from the limit (as its last
+//	                                 read or write of the count at that
+//	                                 store or mount left it) and
 //	                                 none of its deletes skipped reading
 //	                                 that same count; the
 //	                                 handler's next create takes the file off
@@ -183,13 +184,23 @@ type Options struct {
 	// The count is kept in the store (fileCountKey), so create costs
 	// nothing that grows with the store. How exact the limit is:
 	//   - racing creates, in one process or many, never take the store past
-	//     MaxFiles: each reserves its place with a conditional write before
-	//     it writes its file, and a recount keeps the places of creates in
-	//     flight (this assumes the handlers' clocks agree within 5 minutes);
+	//     MaxFiles: within 16 files of the limit each reserves its place
+	//     with a conditional write before it writes its file, and a recount
+	//     keeps the places of creates in flight (this assumes the handlers'
+	//     clocks agree within 5 minutes);
 	//   - a create that crashes, fails or is withdrawn can leave the count
-	//     too high, never too low; a create refused as full first recounts
-	//     with one listing when the count changed since its last recount
-	//     (a reservation left by a crash counts for 10 minutes);
+	//     too high; too low only by one for a create far from the limit
+	//     that dies between its file's write and the count's, or whose
+	//     storage fails as it withdraws its file, and, on the
+	//     file store, by the count's writes far from the limit that a power
+	//     loss undoes (they skip the fsyncs); a create refused as full first
+	//     recounts with one listing when the count changed since its last
+	//     recount (a reservation left by a crash counts for 10 minutes);
+	//   - a file delete far from the limit trusts the count the handler
+	//     remembers, once per version of it: when another handler filled
+	//     the store and recounted it since, creates are refused as full
+	//     with one place free per handler that so deleted, until the next
+	//     delete that reads the count;
 	//   - programs write and delete files through a Handler (Write, Remove:
 	//     the cloudmem import, copy, sync and restore commands do), which
 	//     keeps the count; keys put into the store by other means (a raw

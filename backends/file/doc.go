@@ -37,7 +37,9 @@
 // Writes are atomic: Put writes a temporary file, syncs it, renames it into
 // place and syncs the directory (and, when it made directories for it, the
 // ones above), so readers and crashes see the old object
-// or the new one, never a mix (Options.NoSync trades the syncs for speed).
+// or the new one, never a mix (Options.NoSync trades the syncs for speed,
+// and a write whose context was made by blob.WithLazySync skips them:
+// still atomic, but a crash of the machine may undo it).
 // Renames need one file system: a mount point below ROOT makes writes under
 // it fail.
 // Every write (Put, Delete, Rename, DeleteTree) runs its check-and-commit
@@ -56,7 +58,10 @@
 // turns instead of losing races to each other; writers of different files
 // do not wait for each other (two keys share a lock file with a chance of 1
 // in 4,096, which makes one wait, never breaks exclusion). The lock is
-// released by its unlock function, or when the process exits.
+// released by its unlock function, or when the process exits. A store
+// opened with Options.CreateOnWrite whose directory does not exist yet has
+// no lock file: until the directory is made, Lock excludes only the
+// callers in the same process.
 //
 // Versions are derived from each file's inode number, size, mtime and ctime,
 // so they survive restarts and are shared by every process; the store sets

@@ -361,8 +361,9 @@ func (b *cmdBench) variants(cmd string) []*variant {
 	case cmdDelete:
 		h = handler(fixed(input("command", "delete", "path", "/memories/del/h.md")))
 		h.prepare = func(ctx context.Context, _ int) error { // create then delete, as an agent does
+			// The first time, the file is the seeded one, made behind the handler: remove it.
 			if err := s.Delete(ctx, "del/h.md", blob.Cond{}); err != nil && !errors.Is(err, blob.ErrNotExist) {
-				return err // the seeded file, made behind the handler
+				return err
 			}
 			return b.exec(ctx, input("command", "create", "path", "/memories/del/h.md", "file_text", text2K))
 		}

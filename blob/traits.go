@@ -31,8 +31,9 @@ type Traits struct {
 	// ExclusiveNames: the store itself keeps a name from being both an
 	// object and a prefix of other keys: a Put of "a/b" while "a" exists,
 	// or of "a" while "a/b" does, fails with ErrPrecondition and changes
-	// nothing, however the writes race (a file system does). The memory
-	// handler then makes no look of its own after a create.
+	// nothing, however the writes race (a file system does; Redis's write
+	// scripts do). The memory handler then makes no look of its own after
+	// a create.
 	ExclusiveNames bool
 	// RecordsWrites: every write the store accepts is kept in a record that
 	// people read (history's versions and audit log), even one withdrawn a

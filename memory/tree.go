@@ -93,13 +93,13 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 	if counted && err == nil && countErr == nil && count.exists {
 		h.counts.addCredit(ckey, count.state.Token) // the next create takes the file off
 	}
-	wasDir := false
+	triedDir := false
 	if errors.Is(err, blob.ErrNotExist) && dirs {
 		err = h.deleteDir(ctx, key) // a directory, or nothing
-		wasDir = true
+		triedDir = true
 	}
 	if counted && !readFirst && !errors.Is(err, blob.ErrNotExist) {
-		if countErr != nil || trusted && wasDir { // the count's state is not known: read it
+		if countErr != nil || trusted && triedDir { // the count's state is not known: read it
 			count, countErr = h.readCount(context.WithoutCancel(ctx), ckey)
 		}
 		switch {

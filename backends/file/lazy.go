@@ -194,6 +194,9 @@ func (l *lazyStore) DeleteTree(ctx context.Context, dir string) error {
 // and a process that creates the directory meanwhile can hold the key's
 // lock at the same time (its conditional writes still decide).
 func (l *lazyStore) Lock(ctx context.Context, key string) (func(), error) {
+	if err := blob.CheckCall(ctx, key); err != nil {
+		return nil, err
+	}
 	unlockHere, err := l.local.lock(ctx, key)
 	if err != nil {
 		return nil, err
@@ -220,33 +223,63 @@ func (l *lazyStore) Lock(ctx context.Context, key string) (func(), error) {
 	}, nil
 }
 
-// keyLocks are locks by key within one process, made on first use. It is
-// safe for concurrent use; the zero value is ready.
+// keyLocks are locks by key within one process, made on first use and
+// dropped when no caller holds or waits for them. It is safe for
+// concurrent use; the zero value is ready.
 type keyLocks struct {
 	mu    sync.Mutex
-	locks map[string]chan struct{} // a buffer of one: full while held
+	locks map[string]*keyLock
 }
 
-// lock waits until the caller holds key's lock, or until ctx is done. The
-// unlock it returns may be called more than once.
+// keyLock is one key's lock: ch has a buffer of one, full while held, and
+// users counts its holder and waiters.
+type keyLock struct {
+	ch    chan struct{}
+	users int
+}
+
+// lock waits until the caller holds key's lock, or until ctx is done, when
+// it returns ctx's error and holds nothing (also when the lock was free).
+// The unlock it returns may be called more than once.
 func (k *keyLocks) lock(ctx context.Context, key string) (func(), error) {
 	k.mu.Lock()
 	if k.locks == nil {
-		k.locks = map[string]chan struct{}{}
+		k.locks = map[string]*keyLock{}
 	}
-	ch, ok := k.locks[key]
-	if !ok {
-		ch = make(chan struct{}, 1)
-		k.locks[key] = ch
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{ch: make(chan struct{}, 1)}
+		k.locks[key] = l
 	}
+	l.users++
 	k.mu.Unlock()
 	select {
-	case ch <- struct{}{}:
+	case l.ch <- struct{}{}:
+		if err := ctx.Err(); err != nil { // select picks at random when both are ready
+			<-l.ch
+			k.leave(key, l)
+			return nil, err
+		}
 	case <-ctx.Done():
+		k.leave(key, l)
 		return nil, ctx.Err()
 	}
 	var once sync.Once
-	return func() { once.Do(func() { <-ch }) }, nil
+	return func() {
+		once.Do(func() {
+			<-l.ch
+			k.leave(key, l)
+		})
+	}, nil
+}
+
+// leave counts one user of key's lock l out, and drops l with its last.
+func (k *keyLocks) leave(key string, l *keyLock) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if l.users--; l.users == 0 {
+		delete(k.locks, key)
+	}
 }
 
 // Traits are the file store's, before and after the directory is made.

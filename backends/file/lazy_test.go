@@ -3,7 +3,9 @@
 package file_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -99,5 +101,41 @@ func TestURLMissingDirectory(t *testing.T) {
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("the created directory: %v, %v; want mode 0700", fi, err)
+	}
+}
+
+// A create-on-write store's Lock, before and after its directory exists:
+// a done context and an invalid key are refused every time, and the locks
+// of the process are dropped once nobody holds or waits for them.
+func TestCreateOnWriteLock(t *testing.T) {
+	s := newLazy(t)
+	l := s.(blob.Locker)
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, phase := range []string{"before the directory", "after it"} {
+		for i := range 100 {
+			if unlock, err := l.Lock(done, "k"); !errors.Is(err, context.Canceled) {
+				if err == nil {
+					unlock()
+				}
+				t.Fatalf("%s, try %d: Lock with a done context = %v, want context.Canceled", phase, i, err)
+			}
+		}
+		if _, err := l.Lock(t.Context(), "../k"); !errors.Is(err, blob.ErrInvalidKey) {
+			t.Fatalf("%s: Lock of an invalid key = %v, want ErrInvalidKey", phase, err)
+		}
+		for i := range 50 {
+			unlock, err := l.Lock(t.Context(), fmt.Sprintf("k%d", i))
+			if err != nil {
+				t.Fatalf("%s: Lock: %v", phase, err)
+			}
+			unlock()
+		}
+		if n := file.LockedKeys(s); n != 0 {
+			t.Fatalf("%s: %d keys' locks kept after every unlock, want none", phase, n)
+		}
+		if _, err := s.Put(t.Context(), "made", []byte("x"), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

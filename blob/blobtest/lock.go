@@ -127,14 +127,7 @@ func testLockKeysApart(t *testing.T, s blob.Store) {
 func testLockWaitCancelled(t *testing.T, s blob.Store) {
 	l := lockOf(t, s)
 	unlock := lockWithin(t, l, "k")
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	if u, err := l.Lock(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
-		if err == nil {
-			u()
-		}
-		t.Fatalf("Lock of a held key until its context ended = %v, want context.DeadlineExceeded", err)
-	}
+	wantHeld(t, l, "k", "Lock of a held key until its context ended")
 	unlock()
 	lockWithin(t, l, "k")()
 }
@@ -148,12 +141,19 @@ func testLockUnlockTwice(t *testing.T, s blob.Store) {
 	second := lockWithin(t, l, "k")
 	defer second()
 	first() // must not release the second holder's lock
+	wantHeld(t, l, "k", "Lock while held, after the earlier holder's second unlock")
+}
+
+// wantHeld checks that a Lock of key, which another caller holds, waits
+// until its context ends and then returns the context's error.
+func wantHeld(t *testing.T, l blob.Locker, key, what string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	if u, err := l.Lock(ctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
+	if u, err := l.Lock(ctx, key); !errors.Is(err, context.DeadlineExceeded) {
 		if err == nil {
 			u()
 		}
-		t.Fatalf("Lock while held, after the earlier holder's second unlock = %v, want context.DeadlineExceeded", err)
+		t.Fatalf("%s = %v, want context.DeadlineExceeded", what, err)
 	}
 }

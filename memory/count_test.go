@@ -614,6 +614,19 @@ func TestCountWritesLazilyOnlyFarFromTheLimit(t *testing.T) {
 	}
 }
 
+// wantText fails the test unless r's text is text; who says which command.
+func wantText(t *testing.T, who string, r memory.Result, text string) {
+	t.Helper()
+	if r.Text != text {
+		t.Fatalf("%s: %q, want %q", who, r.Text, text)
+	}
+}
+
+// createX creates /memories/name holding "x" through h.
+func createX(ctx context.Context, h *memory.Handler, name string) memory.Result {
+	return h.Execute(ctx, createInput("/memories/"+name, "x"))
+}
+
 // A file delete far from the limit, as the handler remembers the count,
 // does not read the count. What that gives up, exactly: when another
 // handler has since filled the store and recounted it at the limit
@@ -628,37 +641,28 @@ func TestDeleteFarFromTheLimitTrustsTheCount(t *testing.T) {
 	a := newHandler(t, counter, memory.Options{MaxFiles: maxFiles})
 	b := newHandler(t, inner, memory.Options{MaxFiles: maxFiles})
 	ctx := t.Context()
-	want := func(who string, r memory.Result, text string) {
-		t.Helper()
-		if r.Text != text {
-			t.Fatalf("%s: %q, want %q", who, r.Text, text)
-		}
-	}
-	create := func(h *memory.Handler, name string) memory.Result {
-		return h.Execute(ctx, createInput("/memories/"+name, "x"))
-	}
-	want("a creates a.md", create(a, "a.md"), "File created successfully at: /memories/a.md")
+	wantText(t, "a creates a.md", createX(ctx, a, "a.md"), "File created successfully at: /memories/a.md")
 	for i := range maxFiles - 1 {
 		name := fmt.Sprintf("b%02d.md", i)
-		want("b creates "+name, create(b, name), "File created successfully at: /memories/"+name)
+		wantText(t, "b creates "+name, createX(ctx, b, name), "File created successfully at: /memories/"+name)
 	}
-	want("b creates one too many", create(b, "late.md"), fullText(maxFiles, maxFiles))
+	wantText(t, "b creates one too many", createX(ctx, b, "late.md"), fullText(maxFiles, maxFiles))
 	if st, _ := readCount(t, inner, memory.FileCountKey); st.Files != maxFiles || !st.Counted {
 		t.Fatalf("after b's refused create, the count is %+v, want %d files, recounted", st, maxFiles)
 	}
 
 	counter.Reset()
-	want("a deletes a.md", a.Execute(ctx, []byte(`{"command":"delete","path":"/memories/a.md"}`)), "Successfully deleted /memories/a.md")
+	wantText(t, "a deletes a.md", a.Execute(ctx, []byte(`{"command":"delete","path":"/memories/a.md"}`)), "Successfully deleted /memories/a.md")
 	if got := counter.Counts(); got != (blob.Counts{Delete: 1}) {
 		t.Fatalf("a's delete, which remembers the count far from the limit, made %+v, want one Delete", got)
 	}
-	want("b creates in the freed place", create(b, "late.md"), fullText(maxFiles, maxFiles))
-	want("a creates in the freed place", create(a, "late.md"), fullText(maxFiles, maxFiles))
+	wantText(t, "b creates in the freed place", createX(ctx, b, "late.md"), fullText(maxFiles, maxFiles))
+	wantText(t, "a creates in the freed place", createX(ctx, a, "late.md"), fullText(maxFiles, maxFiles))
 
-	want("b deletes b00.md", b.Execute(ctx, []byte(`{"command":"delete","path":"/memories/b00.md"}`)), "Successfully deleted /memories/b00.md")
-	want("b creates late.md", create(b, "late.md"), "File created successfully at: /memories/late.md")
-	want("b creates late2.md", create(b, "late2.md"), "File created successfully at: /memories/late2.md")
-	want("b creates one too many", create(b, "late3.md"), fullText(maxFiles, maxFiles))
+	wantText(t, "b deletes b00.md", b.Execute(ctx, []byte(`{"command":"delete","path":"/memories/b00.md"}`)), "Successfully deleted /memories/b00.md")
+	wantText(t, "b creates late.md", createX(ctx, b, "late.md"), "File created successfully at: /memories/late.md")
+	wantText(t, "b creates late2.md", createX(ctx, b, "late2.md"), "File created successfully at: /memories/late2.md")
+	wantText(t, "b creates one too many", createX(ctx, b, "late3.md"), fullText(maxFiles, maxFiles))
 	if n := len(memoryFiles(t, inner, "")); n != maxFiles {
 		t.Fatalf("the store holds %d files, want %d", n, maxFiles)
 	}
@@ -675,25 +679,16 @@ func TestDeletesFarFromTheLimitTrustTheCountOnce(t *testing.T) {
 	a := newHandler(t, inner, memory.Options{MaxFiles: maxFiles})
 	b := newHandler(t, inner, memory.Options{MaxFiles: maxFiles})
 	ctx := t.Context()
-	want := func(who string, r memory.Result, text string) {
-		t.Helper()
-		if r.Text != text {
-			t.Fatalf("%s: %q, want %q", who, r.Text, text)
-		}
-	}
-	create := func(h *memory.Handler, name string) memory.Result {
-		return h.Execute(ctx, createInput("/memories/"+name, "x"))
-	}
 	for _, name := range []string{"a0.md", "a1.md", "a2.md"} {
-		want("a creates "+name, create(a, name), "File created successfully at: /memories/"+name)
+		wantText(t, "a creates "+name, createX(ctx, a, name), "File created successfully at: /memories/"+name)
 	}
 	for i := range maxFiles - 3 {
 		name := fmt.Sprintf("b%02d.md", i)
-		want("b creates "+name, create(b, name), "File created successfully at: /memories/"+name)
+		wantText(t, "b creates "+name, createX(ctx, b, name), "File created successfully at: /memories/"+name)
 	}
-	want("b creates one too many", create(b, "late.md"), fullText(maxFiles, maxFiles))
+	wantText(t, "b creates one too many", createX(ctx, b, "late.md"), fullText(maxFiles, maxFiles))
 	for _, name := range []string{"a0.md", "a1.md", "a2.md"} {
-		want("a deletes "+name, a.Execute(ctx, []byte(`{"command":"delete","path":"/memories/`+name+`"}`)), "Successfully deleted /memories/"+name)
+		wantText(t, "a deletes "+name, a.Execute(ctx, []byte(`{"command":"delete","path":"/memories/`+name+`"}`)), "Successfully deleted /memories/"+name)
 	}
-	want("b creates in a freed place", create(b, "late.md"), "File created successfully at: /memories/late.md")
+	wantText(t, "b creates in a freed place", createX(ctx, b, "late.md"), "File created successfully at: /memories/late.md")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -14,11 +15,11 @@ import (
 // Mux is a registry of backends (by scheme) and wrappers (by name) that
 // opens store URLs with them. DefaultMux holds those that packages register
 // from their init functions; the package functions (Register,
-// RegisterWrapper, Open, OpenReadOnly, Schemes, Wrappers, Without) use it.
-// A program or a test that wants a registry of its own (a test wrapper
-// that must not show in other tests' parameter lists, a scheme of its own)
-// builds one with NewMux or DefaultMux.Clone. Use NewMux or Clone, not the
-// zero Mux. A Mux is safe for concurrent use.
+// RegisterWrapper, Open, OpenReadOnly, OpenWith, Schemes, Wrappers,
+// Without) use it. A program or a test that wants a registry of its own (a
+// test wrapper that must not show in other tests' parameter lists, a scheme
+// of its own) builds one with NewMux or DefaultMux.Clone. Use NewMux or
+// Clone, not the zero Mux. A Mux is safe for concurrent use.
 type Mux struct {
 	mu       sync.RWMutex
 	backends map[string]Backend
@@ -138,14 +139,20 @@ func (m *Mux) registeredWrappers() []namedWrapper {
 // Open opens the store that rawURL names with m's backends and wrappers,
 // as the package function Open does with DefaultMux's.
 func (m *Mux) Open(ctx context.Context, rawURL string) (blob.Store, error) {
-	return m.open(ctx, rawURL, false)
+	return m.open(ctx, rawURL, Options{})
+}
+
+// OpenWith opens the store that rawURL names with m's backends and
+// wrappers, as the package function OpenWith does with DefaultMux's.
+func (m *Mux) OpenWith(ctx context.Context, rawURL string, opts Options) (blob.Store, error) {
+	return m.open(ctx, rawURL, opts)
 }
 
 // OpenReadOnly opens the store that rawURL names read-only with m's
 // backends and wrappers, as the package function OpenReadOnly does with
 // DefaultMux's.
 func (m *Mux) OpenReadOnly(ctx context.Context, rawURL string) (blob.Store, error) {
-	return m.open(ctx, rawURL, true)
+	return m.open(ctx, rawURL, Options{ReadOnly: true})
 }
 
 // Check checks rawURL as the package function Check does, with m's
@@ -170,12 +177,15 @@ func (m *Mux) locate(rawURL string) (Backend, *Location, []layer, error) {
 	return b, loc, layers, err
 }
 
-func (m *Mux) open(ctx context.Context, rawURL string, readOnly bool) (blob.Store, error) {
+func (m *Mux) open(ctx context.Context, rawURL string, opts Options) (blob.Store, error) {
 	b, loc, layers, err := m.locate(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	loc.ReadOnly = loc.ReadOnly || readOnly
+	if layers, err = m.own(layers, opts.Layers); err != nil {
+		return nil, err
+	}
+	loc.ReadOnly = loc.ReadOnly || opts.ReadOnly
 	s, err := b.Open(ctx, loc)
 	if err != nil {
 		return nil, err
@@ -204,8 +214,44 @@ func (m *Mux) open(ctx context.Context, rawURL string, readOnly bool) (blob.Stor
 		s = ws
 	}
 	guard()
-	if readOnly {
+	if opts.ReadOnly {
 		s = blob.ReadOnly(s)
 	}
 	return s, nil
+}
+
+// own returns layers with the functions of Options.Layers (own) in place of
+// their wrappers' Wrap, adding, in order, each layer own names that the URL
+// does not select.
+func (m *Mux) own(layers []layer, own map[string]WrapFunc) ([]layer, error) {
+	for name, wrap := range own {
+		w, err := m.wrapper(name)
+		if err != nil {
+			return nil, err
+		}
+		if w.Order == OrderPrefix {
+			return nil, fmt.Errorf("storeurl: Options.Layers cannot build the prefix layer")
+		}
+		w.Wrap = wrap
+		if i := slices.IndexFunc(layers, func(l layer) bool { return l.w.name == name }); i >= 0 {
+			layers[i].w = w
+			continue
+		}
+		i := slices.IndexFunc(layers, func(l layer) bool { return l.w.Order > w.Order })
+		if i < 0 {
+			i = len(layers)
+		}
+		layers = slices.Insert(layers, i, layer{w, url.Values{}})
+	}
+	return layers, nil
+}
+
+// wrapper returns the wrapper registered as name.
+func (m *Mux) wrapper(name string) (namedWrapper, error) {
+	for _, w := range m.registeredWrappers() {
+		if w.name == name {
+			return w, nil
+		}
+	}
+	return namedWrapper{}, fmt.Errorf("storeurl: no wrapper %q is registered", name)
 }

@@ -80,3 +80,73 @@ func TestNewMux(t *testing.T) {
 		t.Errorf("schemes: DefaultMux %q, the new Mux %q", storeurl.Schemes(), m.Schemes())
 	}
 }
+
+// TestOpenWithLayers: a layer of Options.Layers is built by its own
+// function, in its wrapper's place, whether the URL selects the wrapper
+// or not, and the wrapper's own Wrap is not called; a name that is not a
+// wrapper's, or prefix, is refused before the backend is opened.
+func TestOpenWithLayers(t *testing.T) {
+	m := storeurl.DefaultMux.Clone()
+	m.RegisterWrapper("mark", storeurl.Wrapper{
+		Order:  storeurl.OrderHistory + 50,
+		Params: []string{"mark"},
+		Check:  func(url.Values) error { return nil },
+		Wrap: func(context.Context, blob.Store, url.Values) (blob.Store, error) {
+			t.Error("the registered Wrap of a wrapper that Options.Layers builds was called")
+			return nil, errors.New("not this one")
+		},
+	})
+	opened := 0
+	m.Register("counted", storeurl.Backend{Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
+		opened++
+		return storeurl.Open(ctx, "mem://")
+	}})
+	type seen struct {
+		readOnly bool
+		keyBytes int
+		params   string
+	}
+	for _, tc := range []struct {
+		url  string
+		want seen
+	}{
+		{"counted://?readonly=1&prefix=/team/", seen{false, blob.MaxKeyLen - len("team/"), ""}},
+		{"counted://?mark=here&readonly=1", seen{false, blob.MaxKeyLen, "mark=here"}},
+	} {
+		var got []seen
+		s, err := m.OpenWith(t.Context(), tc.url, storeurl.Options{Layers: map[string]storeurl.WrapFunc{
+			"mark": func(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+				got = append(got, seen{blob.IsReadOnly(s), blob.KeyBytes(s), params.Encode()})
+				return s, nil
+			},
+		}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.url, err)
+		}
+		if !slices.Equal(got, []seen{tc.want}) {
+			t.Errorf("%s: the layer saw %+v, want %+v", tc.url, got, []seen{tc.want})
+		}
+		if !blob.IsReadOnly(s) {
+			t.Errorf("%s: readonly=1, above the layer, did not make the store read-only", tc.url)
+		}
+	}
+	s, err := m.OpenWith(t.Context(), "counted://", storeurl.Options{ReadOnly: true,
+		Layers: map[string]storeurl.WrapFunc{"mark": func(_ context.Context, s blob.Store, _ url.Values) (blob.Store, error) { return s, nil }}})
+	if err != nil || !blob.IsReadOnly(s) {
+		t.Errorf("Options.ReadOnly: read-only %v, error %v; want a read-only store", err == nil && blob.IsReadOnly(s), err)
+	}
+	before := opened
+	wrap := func(_ context.Context, s blob.Store, _ url.Values) (blob.Store, error) { return s, nil }
+	for name, want := range map[string]string{
+		"nope":   `storeurl: no wrapper "nope" is registered`,
+		"prefix": "storeurl: Options.Layers cannot build the prefix layer",
+	} {
+		_, err := m.OpenWith(t.Context(), "counted://", storeurl.Options{Layers: map[string]storeurl.WrapFunc{name: wrap}})
+		if err == nil || err.Error() != want {
+			t.Errorf("Options.Layers naming %s: %v, want %q", name, err, want)
+		}
+	}
+	if opened != before {
+		t.Errorf("a refused Options.Layers opened the backend %d times", opened-before)
+	}
+}

@@ -36,8 +36,8 @@ var policyLayer = Wrapper{Order: OrderPolicy, Params: []string{paramSecrets, par
 // Policed returns s under the write policy p, as a URL's secrets= and
 // policy= put it: p reported in the store's Traits (blob.WithPolicy), for
 // the memory handler's secrets rules, and p's expiry rules applied beneath
-// (Expiring). A program that builds its layers itself (cloudmem restore,
-// an MCP tenant's own policy) places a policy with it.
+// (Expiring). A program that places a policy itself (an MCP tenant's own
+// policy) places it with this.
 func Policed(s blob.Store, p *policy.Policy) blob.Store {
 	return blob.WithPolicy(Expiring(s, p, nil), p)
 }
@@ -76,21 +76,4 @@ func policyOf(params url.Values) (*policy.Policy, error) {
 		p.Secrets = m
 	}
 	return p, nil
-}
-
-// Policy returns the write policy that the URL raw sets (its secrets= and
-// policy=), without opening the store, or nil when it sets none.
-func Policy(raw string) (*policy.Policy, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || len(u.Scheme) == 1 {
-		return nil, nil // a bare path, or one Open reports
-	}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return nil, nil // Open reports it
-	}
-	if !q.Has(paramSecrets) && !q.Has(paramPolicy) {
-		return nil, nil
-	}
-	return policyOf(q)
 }

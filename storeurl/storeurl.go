@@ -18,10 +18,10 @@
 // # Registries
 //
 // The schemes and wrappers live in a Mux. The package functions (Register,
-// RegisterWrapper, Open, OpenReadOnly, Check, Schemes, Wrappers, Without) use
-// DefaultMux, which the packages' init functions fill; a test builds its
-// own registry with NewMux or DefaultMux.Clone, so that what it registers
-// shows in no other test.
+// RegisterWrapper, Open, OpenReadOnly, OpenWith, Check, Schemes, Wrappers,
+// Without) use DefaultMux, which the packages' init functions fill; a test
+// builds its own registry with NewMux or DefaultMux.Clone, so that what it
+// registers shows in no other test.
 //
 // A string with no scheme (no "name:" before the first '/') is a local
 // directory path for the file store, taken literally: "./memories" and
@@ -137,7 +137,7 @@ func Schemes() []string { return DefaultMux.Schemes() }
 // fails after the backend opened its store, that store is closed when it
 // implements io.Closer.
 func Open(ctx context.Context, rawURL string) (blob.Store, error) {
-	return DefaultMux.open(ctx, rawURL, false)
+	return DefaultMux.open(ctx, rawURL, Options{})
 }
 
 // OpenReadOnly opens the store that rawURL names as Open does, read-only
@@ -146,7 +146,31 @@ func Open(ctx context.Context, rawURL string) (blob.Store, error) {
 // rather than create it, as the file store refuses a missing directory
 // with an error wrapping file.ErrNoStore.
 func OpenReadOnly(ctx context.Context, rawURL string) (blob.Store, error) {
-	return DefaultMux.open(ctx, rawURL, true)
+	return DefaultMux.open(ctx, rawURL, Options{ReadOnly: true})
+}
+
+// Options are what OpenWith takes beside the URL.
+type Options struct {
+	// ReadOnly opens the store read-only, as OpenReadOnly does.
+	ReadOnly bool
+
+	// Layers build the layers of the wrappers they name (by their
+	// registered names; prefix cannot be one) with their own function in
+	// place of the wrapper's Wrap, and always: the function is called at
+	// the wrapper's place in the order, with those of the wrapper's
+	// parameters the URL gives (checked by its Check; none when the URL
+	// gives none). It is for a program that must hold one layer itself:
+	// the CLI's history commands build the history Store, to read its
+	// records and restore through it, whether the URL turns history on or
+	// not.
+	Layers map[string]WrapFunc
+}
+
+// OpenWith opens the store that rawURL names as Open does, with opts.
+// A name in opts.Layers that no wrapper is registered under, or prefix,
+// is an error, and nothing is opened.
+func OpenWith(ctx context.Context, rawURL string, opts Options) (blob.Store, error) {
+	return DefaultMux.open(ctx, rawURL, opts)
 }
 
 // Check reports what is wrong with rawURL without opening anything: it

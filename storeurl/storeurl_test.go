@@ -466,10 +466,6 @@ func TestPolicyParams(t *testing.T) {
 		{"mem://?policy=" + file, &policy.Policy{Secrets: policy.Warn, Allow: policy.Allow{Paths: []string{"/memories/fixtures/**"}}}},
 		{"mem://?policy=" + file + "&secrets=redact", &policy.Policy{Secrets: policy.Redact, Allow: policy.Allow{Paths: []string{"/memories/fixtures/**"}}}},
 	} {
-		got, err := storeurl.Policy(tc.raw)
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("Policy(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
-		}
 		s, err := storeurl.Open(t.Context(), tc.raw)
 		if err != nil {
 			t.Fatal(err)
@@ -486,9 +482,6 @@ func TestPolicyParams(t *testing.T) {
 		{"mem://?policy=" + dir + "/none.yaml", "storeurl: policy: open " + dir + "/none.yaml: no such file or directory"},
 		{"mem://?policy=" + bad, "storeurl: policy: " + bad + ": secrets=loud: want off, warn, redact or reject"},
 	} {
-		if _, err := storeurl.Policy(tc.raw); err == nil || err.Error() != tc.want {
-			t.Errorf("Policy(%q) = %v; want %q", tc.raw, err, tc.want)
-		}
 		if s, err := storeurl.Open(t.Context(), tc.raw); err == nil || err.Error() != tc.want {
 			blob.Close(s)
 			t.Errorf("Open(%q) = %v; want %q", tc.raw, err, tc.want)

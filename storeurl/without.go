@@ -17,15 +17,9 @@ func Without(rawURL, name string) (string, url.Values, error) {
 
 // Without is the package function Without over m's wrappers.
 func (m *Mux) Without(rawURL, name string) (string, url.Values, error) {
-	var w *namedWrapper
-	for _, r := range m.registeredWrappers() {
-		if r.name == name {
-			w = &r
-			break
-		}
-	}
-	if w == nil {
-		return "", nil, fmt.Errorf("storeurl: no wrapper %q is registered", name)
+	w, err := m.wrapper(name)
+	if err != nil {
+		return "", nil, err
 	}
 	removed := url.Values{}
 	if !hasScheme(rawURL) {

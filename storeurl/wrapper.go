@@ -59,8 +59,11 @@ type Wrapper struct {
 	// Wrap returns s wrapped as params (those of Params the URL gives, at
 	// least one) say. Its errors must name no secret. Wrap must not be
 	// nil.
-	Wrap func(ctx context.Context, s blob.Store, params url.Values) (blob.Store, error)
+	Wrap WrapFunc
 }
+
+// WrapFunc puts a layer around s as params say (see Wrapper.Wrap).
+type WrapFunc func(ctx context.Context, s blob.Store, params url.Values) (blob.Store, error)
 
 type namedWrapper struct {
 	name string

@@ -72,22 +72,25 @@ func newPruneCmd(a *app) *cobra.Command {
 			"The last version of each path and its current version are always kept.",
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			override := func(o *history.Options) error {
+			if keep < 0 {
+				return usageErrorf("--keep %d: want 0 or more", keep)
+			}
+			var age time.Duration
+			if maxAge != "" {
+				q := url.Values{history.ParamHistory: {"on"}, history.ParamMaxAge: {maxAge}}
+				p, _, err := history.ParseParams(q)
+				if err != nil {
+					return usageErrorf("--max-age %s: want a duration such as 720h or 30d", maxAge)
+				}
+				age = p.MaxAge
+			}
+			override := func(o *history.Options) {
 				if cmd.Flags().Changed("keep") {
 					o.Keep = keep
 				}
 				if maxAge != "" {
-					q := url.Values{history.ParamHistory: {"on"}, history.ParamMaxAge: {maxAge}}
-					p, _, err := history.ParseParams(q)
-					if err != nil {
-						return usageErrorf("--max-age %s: want a duration such as 720h or 30d", maxAge)
-					}
-					o.MaxAge = p.MaxAge
+					o.MaxAge = age
 				}
-				if keep < 0 {
-					return usageErrorf("--keep %d: want 0 or more", keep)
-				}
-				return nil
 			}
 			hs, _, done, err := a.openHistoryWith(cmd.Context(), readWrite, override)
 			if err != nil {
@@ -117,21 +120,25 @@ func (a *app) openHistory(ctx context.Context, acc access) (hs *history.Store, w
 }
 
 // openHistoryWith is openHistory with a function that adjusts the Options.
-func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*history.Options) error) (*history.Store, blob.Store, func(), error) {
+func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*history.Options)) (*history.Store, blob.Store, func(), error) {
 	if len(a.mounts) > 0 {
 		return nil, nil, nil, usageErrorf("the history commands work on one store: leave out --mount and name it with --store")
 	}
 	return a.openWithHistory(ctx, a.storeURL(), acc, adjust)
 }
 
-// openWithHistory opens the store raw names for acc with a history Store
-// over it, configured by raw's history parameters and adjust (when not
-// nil), and returns the history Store, the store to write memory files
-// through and the function that closes them. That store is the history
-// Store under raw's write policy (secrets=, policy=), which storeurl would
-// put above history too: a memory handler over it keeps the policy, and
-// the policy's expiry deletions pass through history, recorded.
-func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjust func(*history.Options) error) (*history.Store, blob.Store, func(), error) {
+// openWithHistory opens the store raw names for acc, with a history Store
+// in history's place among its layers (storeurl.Options.Layers) whether the
+// URL turns history on or not, configured by raw's history parameters and
+// adjust (when not nil). It returns the history Store, the whole store to
+// write memory files through (the write policy, read-only and limits layers
+// above the history Store, as storeurl puts them) and the function that
+// closes them.
+//
+// A dry run (dryRunAccess) puts blob.DryRun right beneath the history
+// Store, so that what history itself writes (its records, a redaction)
+// stays in the dry run too.
+func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjust func(*history.Options)) (*history.Store, blob.Store, func(), error) {
 	if config.IsName(raw) { // a --mount value may name a store of the config file
 		st, err := a.namedStore(raw)
 		if err != nil {
@@ -142,60 +149,31 @@ func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjus
 		}
 		raw = st.URL
 	}
-	// The whole URL is checked first, as Open would check it: the layers
-	// taken out below must not hide a parameter Open refuses.
-	if err := storeurl.Check(raw); err != nil {
+	if err := checkBarePath(raw); err != nil {
 		return nil, nil, nil, err
 	}
-	raw, opts, err := splitHistoryParams(raw)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if adjust != nil {
-		if err := adjust(&opts); err != nil {
-			return nil, nil, nil, err
+	var hs *history.Store
+	layer := func(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+		opts, _, err := history.ParseParams(params) // checked by history's own Check
+		if err != nil {
+			return nil, err
 		}
+		if adjust != nil {
+			adjust(&opts)
+		}
+		opts.Logger = a.logger()
+		if opts.Actor == "" {
+			opts.Actor = defaultActor(a.getenv)
+		}
+		hs, err = history.New(forAccess(s, acc), &opts)
+		return hs, err
 	}
-	p, err := storeurl.Policy(raw)
+	s, err := storeurl.OpenWith(ctx, raw, storeurl.Options{ReadOnly: acc == readOnly,
+		Layers: map[string]storeurl.WrapFunc{"history": layer}})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if raw, _, err = storeurl.Without(raw, "policy"); err != nil {
-		return nil, nil, nil, err
-	}
-	s, err := a.openURL(ctx, raw, acc)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	opts.Logger = a.logger()
-	if opts.Actor == "" {
-		opts.Actor = defaultActor(a.getenv)
-	}
-	hs, err := history.New(s, &opts)
-	if err != nil {
-		blob.Close(s)
-		return nil, nil, nil, err
-	}
-	var write blob.Store = hs
-	if p != nil {
-		write = storeurl.Policed(hs, p)
-	}
-	return hs, write, func() { blob.Close(s) }, nil
-}
-
-// splitHistoryParams takes the history parameters out of a store URL
-// (storeurl.Without) and returns the rest of the URL and the Options they
-// give. A bare path has none.
-func splitHistoryParams(raw string) (string, history.Options, error) {
-	rest, params, err := storeurl.Without(raw, "history")
-	if err != nil {
-		return "", history.Options{}, err
-	}
-	opts, _, err := history.ParseParams(params)
-	if err != nil {
-		return "", history.Options{}, err
-	}
-	return rest, opts, nil
+	return hs, a.instrumentStore(s, raw), func() { blob.Close(s) }, nil
 }
 
 // resolveFile maps a /memories path to its store key, refusing the root.

@@ -170,25 +170,18 @@ func TestHistoryPrune(t *testing.T) {
 	}
 }
 
-func TestSplitHistoryParams(t *testing.T) {
-	cases := []struct{ in, out string }{
-		{"./memories", "./memories"},
-		{"file:///srv/m?history=on&history_keep=5", "file:///srv/m"},
-		{"s3://b/p?region=x&history=on&history_actor=ci", "s3://b/p?region=x"},
-		{"mem://", "mem://"},
+// TestHistoryParamsOfTheURL: the history commands take the URL's history
+// parameters (history_keep here, as prune's default) and refuse them as
+// Open does (history_keep without history=on), with the whole error line.
+func TestHistoryParamsOfTheURL(t *testing.T) {
+	store, _ := seedHistory(t)
+	code, out, errOut := cloudmem([]string{"history", "prune", "--store", store + "?history=on&history_keep=1"}, "", nil)
+	if code != 0 || out != "Removed 1 version, kept 2.\n" || errOut != "" {
+		t.Errorf("prune with history_keep=1: %d %q %q", code, out, errOut)
 	}
-	for _, c := range cases {
-		got, _, err := splitHistoryParams(c.in)
-		if err != nil || got != c.out {
-			t.Errorf("splitHistoryParams(%q) = %q, %v; want %q", c.in, got, err, c.out)
-		}
-	}
-	if _, o, err := splitHistoryParams("file:x?history=on&history_keep=5&history_max_age=30d&history_actor=ci"); err != nil ||
-		o.Keep != 5 || o.MaxAge != 30*24*time.Hour || o.Actor != "ci" {
-		t.Errorf("options %+v, %v", o, err)
-	}
-	if _, _, err := splitHistoryParams("file:x?history_keep=5"); err == nil || err.Error() != "history: history_keep needs history=on" {
-		t.Errorf("history_keep without history=on: %v", err)
+	code, out, errOut = cloudmem([]string{"history", "prune", "--store", store + "?history_keep=1"}, "", nil)
+	if want := "cloudmem history prune: history: history_keep needs history=on\n"; code != 1 || out != "" || errOut != want {
+		t.Errorf("history_keep without history=on: %d %q %q, want 1 \"\" %q", code, out, errOut, want)
 	}
 }
 

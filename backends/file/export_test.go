@@ -21,8 +21,5 @@ func CountSyncs(t interface{ Cleanup(func()) }, n *atomic.Int64) {
 // LockedKeys is how many keys the create-on-write store s keeps a lock of
 // in its process (held or waited for).
 func LockedKeys(s interface{}) int {
-	l := s.(*lazyStore)
-	l.local.mu.Lock()
-	defer l.local.mu.Unlock()
-	return len(l.local.locks)
+	return s.(*lazyStore).local.Len()
 }

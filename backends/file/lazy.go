@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/internal/keylock"
 )
 
 // ErrNoStore is the error of opening a directory that does not exist for
@@ -29,8 +30,8 @@ type lazyStore struct {
 	open func(ctx context.Context) (blob.Store, error) // opens (and creates) the store
 
 	mu    sync.Mutex
-	inner blob.Store // nil until opened
-	local keyLocks   // every Lock takes its key's here first
+	inner blob.Store    // nil until opened
+	local keylock.Locks // every Lock takes its key's here first
 }
 
 var (
@@ -197,7 +198,7 @@ func (l *lazyStore) Lock(ctx context.Context, key string) (func(), error) {
 	if err := blob.CheckCall(ctx, key); err != nil {
 		return nil, err
 	}
-	unlockHere, err := l.local.lock(ctx, key)
+	unlockHere, err := l.local.Lock(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -221,65 +222,6 @@ func (l *lazyStore) Lock(ctx context.Context, key string) (func(), error) {
 			unlockHere()
 		})
 	}, nil
-}
-
-// keyLocks are locks by key within one process, made on first use and
-// dropped when no caller holds or waits for them. It is safe for
-// concurrent use; the zero value is ready.
-type keyLocks struct {
-	mu    sync.Mutex
-	locks map[string]*keyLock
-}
-
-// keyLock is one key's lock: ch has a buffer of one, full while held, and
-// users counts its holder and waiters.
-type keyLock struct {
-	ch    chan struct{}
-	users int
-}
-
-// lock waits until the caller holds key's lock, or until ctx is done, when
-// it returns ctx's error and holds nothing (also when the lock was free).
-// The unlock it returns may be called more than once.
-func (k *keyLocks) lock(ctx context.Context, key string) (func(), error) {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]*keyLock{}
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyLock{ch: make(chan struct{}, 1)}
-		k.locks[key] = l
-	}
-	l.users++
-	k.mu.Unlock()
-	select {
-	case l.ch <- struct{}{}:
-		if err := ctx.Err(); err != nil { // select picks at random when both are ready
-			<-l.ch
-			k.leave(key, l)
-			return nil, err
-		}
-	case <-ctx.Done():
-		k.leave(key, l)
-		return nil, ctx.Err()
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			<-l.ch
-			k.leave(key, l)
-		})
-	}, nil
-}
-
-// leave counts one user of key's lock l out, and drops l with its last.
-func (k *keyLocks) leave(key string, l *keyLock) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if l.users--; l.users == 0 {
-		delete(k.locks, key)
-	}
 }
 
 // Traits are the file store's, before and after the directory is made.

@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"hash/maphash"
 	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/internal/keylock"
 )
 
 // The lock on a key (blob.Locker) is the string cm:{PREFIX}:l:KEY, set with
@@ -39,18 +39,16 @@ import (
 // wakes and tries again the moment the lock is free. A wake-up is never
 // lost (the entry waits in the list, which expires after lockLease), and a
 // waiter also tries again every second (lockWake) in case the holder died.
-// Goroutines of one process queue in it first (lockStripes local locks, by
-// the hash of the lock's name), so that one of them at a time waits on the
+// Goroutines of one process queue in it first (a lock in the process per
+// lock name, package keylock), so that one of them at a time waits on the
 // server, keeping the client's connection pool free for the holder's own
-// calls; two keys of one process share a local lock with a chance of 1 in
-// 256, which makes one wait for the other, never breaks exclusion.
+// calls.
 const (
 	// lockLease is how long a lock outlives its holder's last renewal.
 	// Five renewals fit in one lease, so a few slow round trips (a busy
 	// connection pool, a loaded machine) do not lose it.
-	lockLease   = 5 * time.Second
-	lockWake    = time.Second // BLPOP's shortest timeout through go-redis
-	lockStripes = 256
+	lockLease = 5 * time.Second
+	lockWake  = time.Second // BLPOP's shortest timeout through go-redis
 	// unlockTimeout bounds the release, which runs even when the caller's
 	// context has ended.
 	unlockTimeout = 5 * time.Second
@@ -75,23 +73,9 @@ return 0`)
 
 var _ blob.Locker = (*store)(nil)
 
-// localLocks are the in-process stripes, shared by every store of the
-// process and picked by the hash of the lock's name (which holds the
-// store's prefix): 1-slot semaphores.
-var localLocks = func() (l struct {
-	seed    maphash.Seed
-	stripes [lockStripes]chan struct{}
-}) {
-	l.seed = maphash.MakeSeed()
-	for i := range l.stripes {
-		l.stripes[i] = make(chan struct{}, 1)
-	}
-	return l
-}()
-
-func localStripe(name string) chan struct{} {
-	return localLocks.stripes[maphash.String(localLocks.seed, name)%lockStripes]
-}
+// localLocks are the locks of the process, shared by every store of it and
+// taken by the lock's name (which holds the store's prefix).
+var localLocks keylock.Locks
 
 // Lock takes the lock on key (see blob.Locker), for every client of the
 // same prefix on the server, waiting (without polling, see above) until it
@@ -103,18 +87,16 @@ func (s *store) Lock(ctx context.Context, key string) (unlock func(), err error)
 		return nil, err
 	}
 	name, wake, token := s.keys.lockName(key), s.keys.lockName(key)+"\xffwake", rand.Text()
-	local := localStripe(name)
-	select {
-	case local <- struct{}{}:
-	case <-ctx.Done():
-		return nil, s.wrapErr(ctx, "lock", key, nil, ctx.Err())
+	unlockLocal, err := localLocks.Lock(ctx, name)
+	if err != nil {
+		return nil, s.wrapErr(ctx, "lock", key, nil, err)
 	}
 	for {
 		ok, err := call(ctx, func() (bool, error) {
 			return s.client.SetNX(ctx, name, token, s.lease).Result()
 		})
 		if err != nil {
-			<-local
+			unlockLocal()
 			return nil, s.wrapErr(ctx, "lock", key, nil, err)
 		}
 		if ok {
@@ -124,11 +106,11 @@ func (s *store) Lock(ctx context.Context, key string) (unlock func(), err error)
 			return s.client.BLPop(ctx, lockWake, wake).Result()
 		})
 		if err != nil && !errors.Is(err, goredis.Nil) {
-			<-local
+			unlockLocal()
 			return nil, s.wrapErr(ctx, "lock", key, nil, err)
 		}
 	}
-	// The local stripe makes this store's goroutines take turns on name, so
+	// The local lock makes this store's goroutines take turns on name, so
 	// no other lease of key is in s.leases meanwhile.
 	s.leases.Store(key, token)
 	stop, stopped := make(chan struct{}), make(chan struct{})
@@ -143,7 +125,7 @@ func (s *store) Lock(ctx context.Context, key string) (unlock func(), err error)
 			defer cancel()
 			// A failed release only leaves the lock to expire.
 			_ = unlockScript.Run(uctx, s.client, []string{name, wake}, token, s.lease.Milliseconds()).Err()
-			<-local
+			unlockLocal()
 		})
 	}, nil
 }

@@ -108,9 +108,8 @@ func addOne(ctx context.Context, s blob.Store, key string) error {
 
 // testLockKeysApart: the lock on one key does not hold up the locks on
 // others. The blob.Locker contract lets a store map distinct keys to one
-// lock (Redis picks one of 256 in-process stripes by a hash seeded per
-// process), so of eight other keys at most two may wait; the chance that
-// three share the held key's lock by accident is below one in a million.
+// lock (the file store's 4,096 lock files, picked by a hash of the key),
+// so of eight other keys at most two may wait.
 func testLockKeysApart(t *testing.T, s blob.Store) {
 	l := lockOf(t, s)
 	unlockA := lockWithin(t, l, "d/a")

@@ -1,0 +1,77 @@
+// Package keylock holds locks by name within one process: the in-process
+// half of the blob.Locker of a store whose own lock serves other processes
+// (the file store before its directory exists, Redis).
+package keylock
+
+import (
+	"context"
+	"sync"
+)
+
+// Locks are locks by name, made on first use and dropped once nobody holds
+// or waits for them, so that a process that locks many names keeps none it
+// no longer uses. Locks of different names never wait for each other. The
+// zero value is ready; a Locks is safe for concurrent use and must not be
+// copied after first use.
+type Locks struct {
+	mu    sync.Mutex
+	locks map[string]*lock
+}
+
+// lock is one name's lock: ch has a buffer of one, full while held, and
+// users counts its holder and waiters.
+type lock struct {
+	ch    chan struct{}
+	users int
+}
+
+// Lock waits until the caller holds name's lock, or until ctx is done; then
+// it returns ctx's error and holds nothing, also when the lock was free.
+// The unlock it returns may be called more than once.
+func (k *Locks) Lock(ctx context.Context, name string) (unlock func(), err error) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*lock{}
+	}
+	l := k.locks[name]
+	if l == nil {
+		l = &lock{ch: make(chan struct{}, 1)}
+		k.locks[name] = l
+	}
+	l.users++
+	k.mu.Unlock()
+	select {
+	case l.ch <- struct{}{}:
+		if err := ctx.Err(); err != nil { // select picks at random when both are ready
+			<-l.ch
+			k.leave(name, l)
+			return nil, err
+		}
+	case <-ctx.Done():
+		k.leave(name, l)
+		return nil, ctx.Err()
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			<-l.ch
+			k.leave(name, l)
+		})
+	}, nil
+}
+
+// Len returns how many names have a lock, held or waited for.
+func (k *Locks) Len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.locks)
+}
+
+// leave counts one user of name's lock l out, and drops l with its last.
+func (k *Locks) leave(name string, l *lock) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if l.users--; l.users == 0 {
+		delete(k.locks, name)
+	}
+}

@@ -84,7 +84,9 @@ import (
 //
 // A file delete by a handler that remembers the count (countCache) more
 // than countMargin places from the limit, and none of whose deletes
-// skipped reading that same count (countCache.trust), does not read it:
+// deleted a file without reading that same count (countCache.trust; a
+// delete that found no file gives the trust back: untrust), does not
+// read it:
 // the remembered token serves the credit as well as a fresh one would (a
 // recount since changed the token, and the credit is then dropped), and
 // the one thing a fresh read could add is a Counted mark to clear, which
@@ -135,8 +137,8 @@ import (
 // Put of the count, sent with it (a handler's first create at a scope reads
 // the count first), and a file delete nothing (one Get of the count, sent
 // with its Delete, when the handler does not remember the count far from
-// the limit, or one of its deletes already trusted that version: a delete
-// right after another delete). Near the limit a create adds 1 Get and 2 Puts of the count to its
+// the limit, or another of its deletes already deleted a file trusting
+// that version: a file delete right after another). Near the limit a create adds 1 Get and 2 Puts of the count to its
 // checks (3 Gets and 4 Puts under contention, and so on). Nothing grows
 // with the store. A create that finds no count object, or one at the
 // limit and changed since its last recount, pays one List of its scope
@@ -371,6 +373,17 @@ func (c *countCache) trust(ref countRef) bool {
 	}
 	c.trusted[ref.key] = ref.version
 	return true
+}
+
+// untrust gives back the trust of a file delete that deleted no file (the
+// path was a directory or nothing): it left no file counted too many, so
+// the next file delete may trust the same version.
+func (c *countCache) untrust(ref countRef) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.trusted[ref.key] == ref.version {
+		delete(c.trusted, ref.key)
+	}
 }
 
 // known returns the count object ckey as last read or written by this

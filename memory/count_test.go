@@ -692,3 +692,26 @@ func TestDeletesFarFromTheLimitTrustTheCountOnce(t *testing.T) {
 	}
 	wantText(t, "b creates in a freed place", createX(ctx, b, "late.md"), "File created successfully at: /memories/late.md")
 }
+
+// A delete that deletes no file (a missing path, a directory) does not use
+// up the handler's trust in the count it remembers: the file delete after
+// it still sends its Delete alone.
+func TestDeleteOfNoFileKeepsTheTrust(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct{ first, firstText string }{
+		{"/memories/none.md", "Error: The path /memories/none.md does not exist"},
+		{"/memories/d", "Successfully deleted /memories/d"},
+	} {
+		counter := blob.NewCounter(mem.New(nil))
+		h := newHandler(t, counter, memory.Options{MaxFiles: 20})
+		for _, name := range []string{"a.md", "d/x.md"} {
+			wantText(t, "create "+name, createX(ctx, h, name), "File created successfully at: /memories/"+name)
+		}
+		wantText(t, "delete "+tc.first, h.Execute(ctx, []byte(`{"command":"delete","path":"`+tc.first+`"}`)), tc.firstText)
+		counter.Reset()
+		wantText(t, "delete a.md", h.Execute(ctx, []byte(`{"command":"delete","path":"/memories/a.md"}`)), "Successfully deleted /memories/a.md")
+		if got := counter.Counts(); got != (blob.Counts{Delete: 1}) {
+			t.Errorf("the delete of a.md after the delete of %s made %+v, want one Delete", tc.first, got)
+		}
+	}
+}

@@ -98,8 +98,8 @@
 //	                                 count far from the limit (as its last
 //	                                 read or write of the count at that
 //	                                 store or mount left it) and
-//	                                 none of its deletes skipped reading
-//	                                 that same count; the
+//	                                 none of its deletes deleted a file
+//	                                 without reading that same count; the
 //	                                 handler's next create takes the file off
 //	                                 the count in its own write. Else 1 Get of
 //	                                 the count with it, at once (the Get first

@@ -45,11 +45,11 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 	// recounts even when the delete stops halfway. The count is read
 	// first on a handler's first delete at the scope, or when it
 	// remembers the count as Counted. When it remembers the count far
-	// from the limit (countsFast) and no delete trusted that version of it
-	// yet (countCache.trust), a file's delete does not read it: the
-	// remembered token is the credit's, and the Counted mark the read
-	// would look for is set only by a recount, which only a create at the
-	// limit makes (count.go, "A delete far from the limit"). Otherwise the
+	// from the limit (countsFast) and no delete of a file trusted that
+	// version of it yet (countCache.trust), a file's delete does not read
+	// it: the remembered token is the credit's, and the Counted mark the
+	// read would look for is set only by a recount, which only a create at
+	// the limit makes (count.go, "A delete far from the limit"). Otherwise the
 	// count is read at the same time as the Delete, and marked after it if
 	// another writer recounted meanwhile.
 	var (
@@ -92,6 +92,9 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 	}
 	if counted && err == nil && countErr == nil && count.exists {
 		h.counts.addCredit(ckey, count.state.Token) // the next create takes the file off
+	}
+	if trusted && errors.Is(err, blob.ErrNotExist) {
+		h.counts.untrust(count) // no file deleted: the next file delete may trust it
 	}
 	triedDir := false
 	if errors.Is(err, blob.ErrNotExist) && dirs {

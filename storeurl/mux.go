@@ -182,10 +182,10 @@ func (m *Mux) open(ctx context.Context, rawURL string, opts Options) (blob.Store
 	if err != nil {
 		return nil, err
 	}
-	if layers, err = m.own(layers, opts.Layers); err != nil {
+	loc.ReadOnly = loc.ReadOnly || opts.ReadOnly
+	if layers, err = m.own(layers, opts.Layers, loc.ReadOnly); err != nil {
 		return nil, err
 	}
-	loc.ReadOnly = loc.ReadOnly || opts.ReadOnly
 	s, err := b.Open(ctx, loc)
 	if err != nil {
 		return nil, err
@@ -222,8 +222,11 @@ func (m *Mux) open(ctx context.Context, rawURL string, opts Options) (blob.Store
 
 // own returns layers with the functions of Options.Layers (own) in place of
 // their wrappers' Wrap, adding, in order, each layer own names that the URL
-// does not select.
-func (m *Mux) own(layers []layer, own map[string]WrapFunc) ([]layer, error) {
+// does not select. When readOnly (the URL's readonly=true, or
+// Options.ReadOnly), each function gets the store beneath it read-only:
+// the program that holds the layer writes through it directly, not
+// through the readonly layer above it.
+func (m *Mux) own(layers []layer, own map[string]WrapFunc, readOnly bool) ([]layer, error) {
 	for name, wrap := range own {
 		w, err := m.wrapper(name)
 		if err != nil {
@@ -233,6 +236,11 @@ func (m *Mux) own(layers []layer, own map[string]WrapFunc) ([]layer, error) {
 			return nil, fmt.Errorf("storeurl: Options.Layers cannot build the prefix layer")
 		}
 		w.Wrap = wrap
+		if readOnly {
+			w.Wrap = func(ctx context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+				return wrap(ctx, blob.ReadOnly(s), params)
+			}
+		}
 		if i := slices.IndexFunc(layers, func(l layer) bool { return l.w.name == name }); i >= 0 {
 			layers[i].w = w
 			continue

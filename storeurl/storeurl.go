@@ -159,10 +159,13 @@ type Options struct {
 	// place of the wrapper's Wrap, and always: the function is called at
 	// the wrapper's place in the order, with those of the wrapper's
 	// parameters the URL gives (checked by its Check; none when the URL
-	// gives none). It is for a program that must hold one layer itself:
-	// the CLI's history commands build the history Store, to read its
-	// records and restore through it, whether the URL turns history on or
-	// not.
+	// gives none). When the store is opened read-only (the URL's
+	// readonly=true, or ReadOnly), the function gets the store beneath it
+	// read-only too: the program writes through its layer directly, not
+	// through the readonly layer above it. It is for a program that must
+	// hold one layer itself: the CLI's history commands build the history
+	// Store, to read its records and restore through it, whether the URL
+	// turns history on or not.
 	Layers map[string]WrapFunc
 }
 

@@ -197,11 +197,11 @@ func TestReadOnlyURLHistoryWrites(t *testing.T) {
 	}{
 		{"prune", func([]history.Version) []string { return []string{"history", "prune", "--keep", "1"} },
 			func(vs []history.Version) string {
-				return fmt.Sprintf("cloudmem history prune: history: pruning version %s: blob: store is read-only (--verbose shows the whole error)\n", vs[0].ID)
+				return fmt.Sprintf("cloudmem history prune: history: pruning version %s: blob: store is read-only\n", vs[0].ID)
 			}},
 		{"redact", func(vs []history.Version) []string { return []string{"redact", "b.md@" + vs[0].ID} },
 			func(vs []history.Version) string {
-				return fmt.Sprintf("cloudmem redact: history: redacting version %s: rewriting version %s: blob: store is read-only\n", vs[0].ID, vs[0].ID)
+				return fmt.Sprintf("cloudmem redact: history: redacting version %s: rewriting version %s: blob: store is read-only\n", vs[0].ID, vs[1].ID)
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

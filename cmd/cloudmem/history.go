@@ -137,7 +137,10 @@ func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*hist
 //
 // A dry run (dryRunAccess) puts blob.DryRun right beneath the history
 // Store, so that what history itself writes (its records, a redaction)
-// stays in the dry run too.
+// stays in the dry run too. The telemetry layer (otel.go) sits there as
+// well, above the dry run, so that the storage calls of the history Store
+// itself (its records) are traced, and not only those through the whole
+// store.
 func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjust func(*history.Options)) (*history.Store, blob.Store, func(), error) {
 	if config.IsName(raw) { // a --mount value may name a store of the config file
 		st, err := a.namedStore(raw)
@@ -165,7 +168,7 @@ func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjus
 		if opts.Actor == "" {
 			opts.Actor = defaultActor(a.getenv)
 		}
-		hs, err = history.New(forAccess(s, acc), &opts)
+		hs, err = history.New(a.instrumentStore(forAccess(s, acc), raw), &opts)
 		return hs, err
 	}
 	s, err := storeurl.OpenWith(ctx, raw, storeurl.Options{ReadOnly: acc == readOnly,
@@ -173,7 +176,7 @@ func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjus
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return hs, a.instrumentStore(s, raw), func() { blob.Close(s) }, nil
+	return hs, s, func() { blob.Close(s) }, nil
 }
 
 // resolveFile maps a /memories path to its store key, refusing the root.

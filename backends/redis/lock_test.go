@@ -47,7 +47,9 @@ func lockStore(t *testing.T, addr, prefix string) blob.Store {
 	return s
 }
 
-// TestLockExcludes: a held lock keeps another client out until released.
+// TestLockExcludes: a held lock keeps another client out until released;
+// the process keeps no in-process lock (package keylock) once nobody holds
+// or waits for one, the wait that timed out included.
 func TestLockExcludes(t *testing.T) {
 	addr := lockServer(t)
 	prefix := "locktest-" + rand.Text()
@@ -75,6 +77,9 @@ func TestLockExcludes(t *testing.T) {
 	again()
 	if infos, err := blob.ListAll(t.Context(), a, ""); err != nil || len(infos) != 0 {
 		t.Fatalf("the locks are listed: %v, %v", infos, err)
+	}
+	if n := localLocks.Len(); n != 0 {
+		t.Errorf("%d in-process locks kept after every unlock and the wait that timed out, want none", n)
 	}
 }
 

@@ -183,7 +183,7 @@ func (m *Mux) open(ctx context.Context, rawURL string, opts Options) (blob.Store
 		return nil, err
 	}
 	loc.ReadOnly = loc.ReadOnly || opts.ReadOnly
-	if layers, err = m.own(layers, opts.Layers, loc.ReadOnly); err != nil {
+	if layers, err = m.placeOwnLayers(layers, opts.Layers, loc.ReadOnly); err != nil {
 		return nil, err
 	}
 	s, err := b.Open(ctx, loc)
@@ -220,13 +220,13 @@ func (m *Mux) open(ctx context.Context, rawURL string, opts Options) (blob.Store
 	return s, nil
 }
 
-// own returns layers with the functions of Options.Layers (own) in place of
-// their wrappers' Wrap, adding, in order, each layer own names that the URL
-// does not select. When readOnly (the URL's readonly=true, or
+// placeOwnLayers returns layers with the functions of Options.Layers (own)
+// in place of their wrappers' Wrap, adding, in order, each layer own names
+// that the URL does not select. When readOnly (the URL's readonly=true, or
 // Options.ReadOnly), each function gets the store beneath it read-only:
 // the program that holds the layer writes through it directly, not
 // through the readonly layer above it.
-func (m *Mux) own(layers []layer, own map[string]WrapFunc, readOnly bool) ([]layer, error) {
+func (m *Mux) placeOwnLayers(layers []layer, own map[string]WrapFunc, readOnly bool) ([]layer, error) {
 	for name, wrap := range own {
 		w, err := m.wrapper(name)
 		if err != nil {

@@ -133,9 +133,14 @@ func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*hist
 // adjust (when not nil). It returns the history Store, the whole store to
 // write memory files through (the write policy, read-only and limits layers
 // above the history Store, as storeurl puts them) and the function that
-// closes them.
+// closes them. What is written through the history Store is recorded,
+// whether the URL turns history on or not (a restore is).
 //
-// A dry run (dryRunAccess) puts blob.DryRun right beneath the history
+// The commands write through the history Store directly (prune, redact),
+// beneath the readonly layer: a read-only store (acc readOnly, or the
+// URL's readonly=true) is read-only beneath the history Store too, as
+// storeurl.Options.Layers hands it over, so they fail with the store's
+// refusal. A dry run (dryRunAccess) puts blob.DryRun right beneath the history
 // Store, so that what history itself writes (its records, a redaction)
 // stays in the dry run too. The telemetry layer (otel.go) sits there as
 // well, above the dry run, so that the storage calls of the history Store

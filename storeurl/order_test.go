@@ -86,8 +86,8 @@ func TestNewMux(t *testing.T) {
 // or not, and the wrapper's own Wrap is not called; the function gets the
 // store beneath read-only when the store is opened read-only (readonly=1
 // or Options.ReadOnly), as the program writes through its layer directly;
-// a name that is not a wrapper's, or prefix, is refused before the backend
-// is opened.
+// a name that is not a wrapper's, or prefix, or a nil function, is refused
+// before the backend is opened.
 func TestOpenWithLayers(t *testing.T) {
 	m := storeurl.DefaultMux.Clone()
 	m.RegisterWrapper("mark", storeurl.Wrapper{
@@ -138,13 +138,18 @@ func TestOpenWithLayers(t *testing.T) {
 	}
 	before := opened
 	wrap := func(_ context.Context, s blob.Store, _ url.Values) (blob.Store, error) { return s, nil }
-	for name, want := range map[string]string{
-		"nope":   `storeurl: no wrapper "nope" is registered`,
-		"prefix": "storeurl: Options.Layers cannot build the prefix layer",
+	for _, tc := range []struct {
+		name string
+		wrap storeurl.WrapFunc
+		want string
+	}{
+		{"nope", wrap, `storeurl: no wrapper "nope" is registered`},
+		{"prefix", wrap, "storeurl: Options.Layers cannot build the prefix layer"},
+		{"mark", nil, `storeurl: Options.Layers["mark"] is nil`},
 	} {
-		_, err := m.OpenWith(t.Context(), "counted://", storeurl.Options{Layers: map[string]storeurl.WrapFunc{name: wrap}})
-		if err == nil || err.Error() != want {
-			t.Errorf("Options.Layers naming %s: %v, want %q", name, err, want)
+		_, err := m.OpenWith(t.Context(), "counted://", storeurl.Options{Layers: map[string]storeurl.WrapFunc{tc.name: tc.wrap}})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Options.Layers naming %s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	if opened != before {

@@ -235,6 +235,9 @@ func (m *Mux) placeOwnLayers(layers []layer, own map[string]WrapFunc, readOnly b
 		if w.Order == OrderPrefix {
 			return nil, fmt.Errorf("storeurl: Options.Layers cannot build the prefix layer")
 		}
+		if wrap == nil {
+			return nil, fmt.Errorf("storeurl: Options.Layers[%q] is nil", name)
+		}
 		w.Wrap = wrap
 		if readOnly {
 			w.Wrap = func(ctx context.Context, s blob.Store, params url.Values) (blob.Store, error) {

@@ -171,8 +171,8 @@ type Options struct {
 }
 
 // OpenWith opens the store that rawURL names as Open does, with opts.
-// A name in opts.Layers that no wrapper is registered under, or prefix,
-// is an error, and nothing is opened.
+// A name in opts.Layers that no wrapper is registered under, or prefix, or
+// a nil function, is an error, and nothing is opened.
 func OpenWith(ctx context.Context, rawURL string, opts Options) (blob.Store, error) {
 	return DefaultMux.open(ctx, rawURL, opts)
 }

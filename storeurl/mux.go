@@ -182,10 +182,10 @@ func (m *Mux) open(ctx context.Context, rawURL string, opts Options) (blob.Store
 	if err != nil {
 		return nil, err
 	}
-	if layers, err = m.own(layers, opts.Layers); err != nil {
+	loc.ReadOnly = loc.ReadOnly || opts.ReadOnly
+	if layers, err = m.placeOwnLayers(layers, opts.Layers, loc.ReadOnly); err != nil {
 		return nil, err
 	}
-	loc.ReadOnly = loc.ReadOnly || opts.ReadOnly
 	s, err := b.Open(ctx, loc)
 	if err != nil {
 		return nil, err
@@ -220,10 +220,13 @@ func (m *Mux) open(ctx context.Context, rawURL string, opts Options) (blob.Store
 	return s, nil
 }
 
-// own returns layers with the functions of Options.Layers (own) in place of
-// their wrappers' Wrap, adding, in order, each layer own names that the URL
-// does not select.
-func (m *Mux) own(layers []layer, own map[string]WrapFunc) ([]layer, error) {
+// placeOwnLayers returns layers with the functions of Options.Layers (own)
+// in place of their wrappers' Wrap, adding, in order, each layer own names
+// that the URL does not select. When readOnly (the URL's readonly=true, or
+// Options.ReadOnly), each function gets the store beneath it read-only:
+// the program that holds the layer writes through it directly, not
+// through the readonly layer above it.
+func (m *Mux) placeOwnLayers(layers []layer, own map[string]WrapFunc, readOnly bool) ([]layer, error) {
 	for name, wrap := range own {
 		w, err := m.wrapper(name)
 		if err != nil {
@@ -232,7 +235,15 @@ func (m *Mux) own(layers []layer, own map[string]WrapFunc) ([]layer, error) {
 		if w.Order == OrderPrefix {
 			return nil, fmt.Errorf("storeurl: Options.Layers cannot build the prefix layer")
 		}
+		if wrap == nil {
+			return nil, fmt.Errorf("storeurl: Options.Layers[%q] is nil", name)
+		}
 		w.Wrap = wrap
+		if readOnly {
+			w.Wrap = func(ctx context.Context, s blob.Store, params url.Values) (blob.Store, error) {
+				return wrap(ctx, blob.ReadOnly(s), params)
+			}
+		}
 		if i := slices.IndexFunc(layers, func(l layer) bool { return l.w.name == name }); i >= 0 {
 			layers[i].w = w
 			continue

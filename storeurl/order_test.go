@@ -83,8 +83,11 @@ func TestNewMux(t *testing.T) {
 
 // TestOpenWithLayers: a layer of Options.Layers is built by its own
 // function, in its wrapper's place, whether the URL selects the wrapper
-// or not, and the wrapper's own Wrap is not called; a name that is not a
-// wrapper's, or prefix, is refused before the backend is opened.
+// or not, and the wrapper's own Wrap is not called; the function gets the
+// store beneath read-only when the store is opened read-only (readonly=1
+// or Options.ReadOnly), as the program writes through its layer directly;
+// a name that is not a wrapper's, or prefix, or a nil function, is refused
+// before the backend is opened.
 func TestOpenWithLayers(t *testing.T) {
 	m := storeurl.DefaultMux.Clone()
 	m.RegisterWrapper("mark", storeurl.Wrapper{
@@ -107,14 +110,17 @@ func TestOpenWithLayers(t *testing.T) {
 		params   string
 	}
 	for _, tc := range []struct {
-		url  string
-		want seen
+		url      string
+		readOnly bool // Options.ReadOnly
+		want     seen
 	}{
-		{"counted://?readonly=1&prefix=/team/", seen{false, blob.MaxKeyLen - len("team/"), ""}},
-		{"counted://?mark=here&readonly=1", seen{false, blob.MaxKeyLen, "mark=here"}},
+		{"counted://?readonly=1&prefix=/team/", false, seen{true, blob.MaxKeyLen - len("team/"), ""}},
+		{"counted://?mark=here&readonly=1", false, seen{true, blob.MaxKeyLen, "mark=here"}},
+		{"counted://", true, seen{true, blob.MaxKeyLen, ""}},
+		{"counted://?mark=here&readonly=0", false, seen{false, blob.MaxKeyLen, "mark=here"}},
 	} {
 		var got []seen
-		s, err := m.OpenWith(t.Context(), tc.url, storeurl.Options{Layers: map[string]storeurl.WrapFunc{
+		s, err := m.OpenWith(t.Context(), tc.url, storeurl.Options{ReadOnly: tc.readOnly, Layers: map[string]storeurl.WrapFunc{
 			"mark": func(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
 				got = append(got, seen{blob.IsReadOnly(s), blob.KeyBytes(s), params.Encode()})
 				return s, nil
@@ -124,26 +130,26 @@ func TestOpenWithLayers(t *testing.T) {
 			t.Fatalf("%s: %v", tc.url, err)
 		}
 		if !slices.Equal(got, []seen{tc.want}) {
-			t.Errorf("%s: the layer saw %+v, want %+v", tc.url, got, []seen{tc.want})
+			t.Errorf("%s (Options.ReadOnly %v): the layer saw %+v, want %+v", tc.url, tc.readOnly, got, []seen{tc.want})
 		}
-		if !blob.IsReadOnly(s) {
-			t.Errorf("%s: readonly=1, above the layer, did not make the store read-only", tc.url)
+		if blob.IsReadOnly(s) != tc.want.readOnly {
+			t.Errorf("%s (Options.ReadOnly %v): the store's read-only is %v, want %v", tc.url, tc.readOnly, blob.IsReadOnly(s), tc.want.readOnly)
 		}
-	}
-	s, err := m.OpenWith(t.Context(), "counted://", storeurl.Options{ReadOnly: true,
-		Layers: map[string]storeurl.WrapFunc{"mark": func(_ context.Context, s blob.Store, _ url.Values) (blob.Store, error) { return s, nil }}})
-	if err != nil || !blob.IsReadOnly(s) {
-		t.Errorf("Options.ReadOnly: read-only %v, error %v; want a read-only store", err == nil && blob.IsReadOnly(s), err)
 	}
 	before := opened
 	wrap := func(_ context.Context, s blob.Store, _ url.Values) (blob.Store, error) { return s, nil }
-	for name, want := range map[string]string{
-		"nope":   `storeurl: no wrapper "nope" is registered`,
-		"prefix": "storeurl: Options.Layers cannot build the prefix layer",
+	for _, tc := range []struct {
+		name string
+		wrap storeurl.WrapFunc
+		want string
+	}{
+		{"nope", wrap, `storeurl: no wrapper "nope" is registered`},
+		{"prefix", wrap, "storeurl: Options.Layers cannot build the prefix layer"},
+		{"mark", nil, `storeurl: Options.Layers["mark"] is nil`},
 	} {
-		_, err := m.OpenWith(t.Context(), "counted://", storeurl.Options{Layers: map[string]storeurl.WrapFunc{name: wrap}})
-		if err == nil || err.Error() != want {
-			t.Errorf("Options.Layers naming %s: %v, want %q", name, err, want)
+		_, err := m.OpenWith(t.Context(), "counted://", storeurl.Options{Layers: map[string]storeurl.WrapFunc{tc.name: tc.wrap}})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Options.Layers naming %s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	if opened != before {

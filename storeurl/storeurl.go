@@ -154,21 +154,25 @@ type Options struct {
 	// ReadOnly opens the store read-only, as OpenReadOnly does.
 	ReadOnly bool
 
-	// Layers build the layers of the wrappers they name (by their
-	// registered names; prefix cannot be one) with their own function in
-	// place of the wrapper's Wrap, and always: the function is called at
-	// the wrapper's place in the order, with those of the wrapper's
-	// parameters the URL gives (checked by its Check; none when the URL
-	// gives none). It is for a program that must hold one layer itself:
-	// the CLI's history commands build the history Store, to read its
-	// records and restore through it, whether the URL turns history on or
-	// not.
+	// Layers are the program's own functions for some wrappers' layers,
+	// by the wrappers' registered names (prefix cannot be one). Each is
+	// called in place of its wrapper's Wrap, at the wrapper's place in
+	// the order, and always, whether the URL selects the wrapper or not;
+	// it gets those of the wrapper's parameters the URL gives (checked by
+	// the wrapper's Check; none when the URL gives none). When the store
+	// is opened read-only (the URL's readonly=true, or ReadOnly), it gets
+	// the store beneath it read-only too: the program writes through its
+	// layer directly, not through the readonly layer above it.
+	//
+	// It is for a program that must hold one layer itself: the CLI's
+	// history commands build the history Store, to read its records and
+	// restore through it, whether the URL turns history on or not.
 	Layers map[string]WrapFunc
 }
 
 // OpenWith opens the store that rawURL names as Open does, with opts.
-// A name in opts.Layers that no wrapper is registered under, or prefix,
-// is an error, and nothing is opened.
+// A name in opts.Layers that no wrapper is registered under, or prefix, or
+// a nil function, is an error, and nothing is opened.
 func OpenWith(ctx context.Context, rawURL string, opts Options) (blob.Store, error) {
 	return DefaultMux.open(ctx, rawURL, opts)
 }

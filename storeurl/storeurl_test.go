@@ -299,7 +299,8 @@ func TestReservedPrefix(t *testing.T) {
 
 // TestCloseOnFailure checks that a store opened by the backend is closed
 // when a later wrapper fails (one whose parameters pass Check, as a
-// wrapper that reads the store itself, encryption's key object, may).
+// wrapper that reads the store itself, encryption's key object, may), or
+// a layer of the program's own (Options.Layers).
 func TestCloseOnFailure(t *testing.T) {
 	m := storeurl.DefaultMux.Clone()
 	m.RegisterWrapper("failing", storeurl.Wrapper{Order: storeurl.OrderHistory, Params: []string{"failing"},
@@ -313,6 +314,21 @@ func TestCloseOnFailure(t *testing.T) {
 	}
 	if _, s := captured.last(); !s.closed {
 		t.Errorf("Open failed with %q but left the backend's store open", err)
+	}
+	// A program's own layer (Options.Layers) that fails, on a read-only
+	// store (which hands it the store beneath read-only), and whether the
+	// URL selects its wrapper or not.
+	fail := func(context.Context, blob.Store, url.Values) (blob.Store, error) {
+		return nil, errors.New("own: the store said no")
+	}
+	for _, raw := range []string{"capture://?readonly=1", "capture://?failing=1"} {
+		_, err = m.OpenWith(context.Background(), raw, storeurl.Options{Layers: map[string]storeurl.WrapFunc{"failing": fail}})
+		if errString(err) != "own: the store said no" {
+			t.Fatalf("OpenWith(%q) with a failing layer of its own = %v, want its error", raw, err)
+		}
+		if _, s := captured.last(); !s.closed {
+			t.Errorf("OpenWith(%q) failed with %q but left the backend's store open", raw, err)
+		}
 	}
 }
 

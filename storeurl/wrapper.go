@@ -27,8 +27,9 @@ const (
 	// records are stored encrypted like the memories they describe.
 	OrderHistory = 300
 	// OrderReadOnly refuses every write (readonly=, registered by this
-	// package). It is outermost but for the limits, so that nothing
-	// beneath it writes either, history records included.
+	// package). Only the write policy and the limits sit above it, and
+	// what they write (the policy's expiry deletions) passes through it,
+	// so that nothing beneath it writes either, history records included.
 	OrderReadOnly = 400
 	// OrderLimits carries the memory tree's limits (max_files,
 	// max_file_bytes, view_limit; registered by this package) in the

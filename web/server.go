@@ -47,9 +47,10 @@ type Options struct {
 	History *history.Store
 	// Store, when set beside History, is the store the console reads and
 	// writes memory files through instead of History, which must lie
-	// beneath it (cloudmem puts the store's write policy above its
-	// history, so that the policy's expiry deletions are recorded); the
-	// history pages still read History.
+	// beneath it (cloudmem puts the URL's write policy, read-only and
+	// limits layers above its history, as storeurl stacks them, so that
+	// the policy's expiry deletions are recorded); the history pages still
+	// read History.
 	Store blob.Store
 	// Mounts, instead of History, shows a mount table: each store at
 	// /memories/NAME, with its own history (or none), as package mount

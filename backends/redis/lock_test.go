@@ -47,7 +47,9 @@ func lockStore(t *testing.T, addr, prefix string) blob.Store {
 	return s
 }
 
-// TestLockExcludes: a held lock keeps another client out until released.
+// TestLockExcludes: a held lock keeps another client out until released;
+// the process keeps no in-process lock (package keylock) once nobody holds
+// or waits for one, the wait that timed out included.
 func TestLockExcludes(t *testing.T) {
 	addr := lockServer(t)
 	prefix := "locktest-" + rand.Text()
@@ -75,6 +77,9 @@ func TestLockExcludes(t *testing.T) {
 	again()
 	if infos, err := blob.ListAll(t.Context(), a, ""); err != nil || len(infos) != 0 {
 		t.Fatalf("the locks are listed: %v, %v", infos, err)
+	}
+	if n := localLocks.Len(); n != 0 {
+		t.Errorf("%d in-process locks kept after every unlock and the wait that timed out, want none", n)
 	}
 }
 
@@ -368,4 +373,39 @@ func TestLostLeaseFencesPut(t *testing.T) {
 	if _, err := a.Put(t.Context(), "notes/b.md", []byte("free\n"), blob.Cond{}); err != nil {
 		t.Fatalf("Put of an unlocked key: %v", err)
 	}
+}
+
+// TestLockWaitOnServerEnds: a Lock that waits on the server (the lock is
+// another process's, here set on the server directly) ends with its
+// context, holding nothing here or there: the process keeps no in-process
+// lock, the other holder's lock stays, and once it is gone the key can be
+// locked.
+func TestLockWaitOnServerEnds(t *testing.T) {
+	addr := lockServer(t)
+	prefix := "locktest-" + rand.Text()
+	s, client := leaseStore(t, addr, prefix, time.Minute)
+	name := newKeys(prefix).lockName("notes/a.md")
+	if err := client.Set(t.Context(), name, "another process", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Del(context.Background(), name) })
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := blob.Lock(ctx, s, "notes/a.md"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock of a key another process holds: %v, want DeadlineExceeded", err)
+	}
+	if n := localLocks.Len(); n != 0 {
+		t.Errorf("%d in-process locks kept after the wait ended, want none", n)
+	}
+	if v, err := client.Get(t.Context(), name).Result(); err != nil || v != "another process" {
+		t.Errorf("the other process's lock after the wait: %q, %v", v, err)
+	}
+	if err := client.Del(t.Context(), name).Err(); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := blob.Lock(t.Context(), s, "notes/a.md")
+	if err != nil {
+		t.Fatalf("Lock once the other process's lock is gone: %v", err)
+	}
+	unlock()
 }

@@ -133,11 +133,19 @@ func (a *app) openHistoryWith(ctx context.Context, acc access, adjust func(*hist
 // adjust (when not nil). It returns the history Store, the whole store to
 // write memory files through (the write policy, read-only and limits layers
 // above the history Store, as storeurl puts them) and the function that
-// closes them.
+// closes them. What is written through the history Store is recorded,
+// whether the URL turns history on or not (a restore is).
 //
-// A dry run (dryRunAccess) puts blob.DryRun right beneath the history
+// The commands write through the history Store directly (prune, redact),
+// beneath the readonly layer: a read-only store (acc readOnly, or the
+// URL's readonly=true) is read-only beneath the history Store too, as
+// storeurl.Options.Layers hands it over, so they fail with the store's
+// refusal. A dry run (dryRunAccess) puts blob.DryRun right beneath the history
 // Store, so that what history itself writes (its records, a redaction)
-// stays in the dry run too.
+// stays in the dry run too. The telemetry layer (otel.go) sits there as
+// well, above the dry run, so that the storage calls of the history Store
+// itself (its records) are traced, and not only those through the whole
+// store.
 func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjust func(*history.Options)) (*history.Store, blob.Store, func(), error) {
 	if config.IsName(raw) { // a --mount value may name a store of the config file
 		st, err := a.namedStore(raw)
@@ -165,7 +173,7 @@ func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjus
 		if opts.Actor == "" {
 			opts.Actor = defaultActor(a.getenv)
 		}
-		hs, err = history.New(forAccess(s, acc), &opts)
+		hs, err = history.New(a.instrumentStore(forAccess(s, acc), raw), &opts)
 		return hs, err
 	}
 	s, err := storeurl.OpenWith(ctx, raw, storeurl.Options{ReadOnly: acc == readOnly,
@@ -173,7 +181,7 @@ func (a *app) openWithHistory(ctx context.Context, raw string, acc access, adjus
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return hs, a.instrumentStore(s, raw), func() { blob.Close(s) }, nil
+	return hs, s, func() { blob.Close(s) }, nil
 }
 
 // resolveFile maps a /memories path to its store key, refusing the root.

@@ -21,10 +21,11 @@ func newRestoreCmd(a *app) *cobra.Command {
 			"version of its own. The write is conditional: if the file changes meanwhile, nothing is\n"+
 			"restored. A deleted file is created again.",
 		func(ctx context.Context, hs *history.Store, write blob.Store, key, id string, dryRun bool) error {
-			// The restore writes through a handler over write (hs under
-			// the write policy), so that the tree's rules (the file limit,
-			// files and directories apart, the policy) hold for it as for
-			// any create, and it is recorded.
+			// The restore writes through a handler over write (the whole
+			// store: the URL's write policy, read-only and limits layers
+			// above hs), so that the tree's rules (the file limit, files
+			// and directories apart, the policy) hold for it as for any
+			// create, and hs records it.
 			h, err := a.handler(write, memory.Options{})
 			if err != nil {
 				return err

@@ -135,9 +135,10 @@ func (a *app) webServer(ctx context.Context, auth webAuth, actor string, readOnl
 }
 
 // openWebMounts opens the store of every --mount for acc, each with a
-// history Store of its own configured by its URL's history parameters and
-// its write policy above (openWithHistory), and returns them as the console's mounts
-// with the function that closes them. On failure it closes what it opened.
+// history Store of its own in its URL's layers, configured by the URL's
+// history parameters (openWithHistory), and returns them as the console's
+// mounts with the function that closes them. On failure it closes what it
+// opened.
 func (a *app) openWebMounts(ctx context.Context, acc access) ([]web.Mount, func(), error) {
 	if a.storeFlag != "" {
 		return nil, nil, usageErrorf("--store and --mount cannot be used together: put the store under a --mount too")

@@ -1,6 +1,8 @@
-// Package keylock holds locks by name within one process: the in-process
-// half of the blob.Locker of a store whose own lock serves other processes
-// (the file store before its directory exists, Redis).
+// Package keylock holds locks by name within one process. It is the
+// in-process half of two stores' blob.Locker: the file store's
+// create-on-write store takes it before the directory's lock file (and
+// has nothing else while the directory is missing), and Redis queues the
+// process's goroutines in it before one of them waits on the server.
 package keylock
 
 import (
@@ -25,9 +27,11 @@ type lock struct {
 	users int
 }
 
-// Lock waits until the caller holds name's lock, or until ctx is done; then
-// it returns ctx's error and holds nothing, also when the lock was free.
-// The unlock it returns may be called more than once.
+// Lock waits until the caller holds name's lock, or until ctx is done. A
+// done ctx (before or during the wait) makes it return ctx's error holding
+// nothing, even when the lock was free. The unlock it returns may be
+// called more than once, also at once from several goroutines: the first
+// call releases the lock, the others do nothing.
 func (k *Locks) Lock(ctx context.Context, name string) (unlock func(), err error) {
 	k.mu.Lock()
 	if k.locks == nil {

@@ -95,3 +95,61 @@ func TestWaitsAndUnlocks(t *testing.T) {
 		t.Errorf("%d locks kept, want none", got)
 	}
 }
+
+// TestCancelAsUnlock: waiters whose contexts end at the moment the holder
+// unlocks each either take the lock or hold nothing, and each unlock is
+// called twice at once; none is lost (every waiter answers, the name is
+// free at the end) and no lock is kept. Round after round, the holder's
+// unlock, the cancellations and the waiters start together.
+func TestCancelAsUnlock(t *testing.T) {
+	var k keylock.Locks
+	const rounds, waiters = 200, 8
+	var took, refused int
+	for range rounds {
+		unlock, err := k.Lock(t.Context(), "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var got, gaveUp atomic.Int32
+		for range waiters {
+			wg.Go(func() {
+				<-start
+				u, err := k.Lock(ctx, "a")
+				switch {
+				case err == nil:
+					got.Add(1)
+					var both sync.WaitGroup
+					both.Go(u)
+					both.Go(u)
+					both.Wait()
+				case errors.Is(err, context.Canceled):
+					gaveUp.Add(1)
+				default:
+					t.Errorf("Lock: %v", err)
+				}
+			})
+		}
+		close(start)
+		wg.Go(unlock)
+		wg.Go(cancel)
+		wg.Wait()
+		if n := got.Load() + gaveUp.Load(); n != waiters {
+			t.Fatalf("%d of %d waiters answered", n, waiters)
+		}
+		took, refused = took+int(got.Load()), refused+int(gaveUp.Load())
+		if got := k.Len(); got != 0 {
+			t.Fatalf("%d locks kept after a round, want none", got)
+		}
+	}
+	free, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	unlock, err := k.Lock(free, "a")
+	if err != nil {
+		t.Fatalf("the name after the rounds: %v, want it free", err)
+	}
+	unlock()
+	t.Logf("%d waiters took the lock, %d gave up", took, refused)
+}

@@ -224,11 +224,16 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("file: renamed %q to %q, but renewing versions: %w", src, dst, err)
 	}
 	s.removeEmptyDirs(srcDir)
+	// Both directories' entries changed; each is synced once. The source's
+	// is the destination's, or, when the rename made directories, one of
+	// the ancestors syncParents syncs, or a directory of its own.
 	if err := s.syncDir(ctx, dfd); err != nil {
 		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
 	}
-	if err := s.syncDir(ctx, sfd); err != nil {
-		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
+	if srcDir != dstDir && !(made && ancestor(srcDir, dstDir)) {
+		if err := s.syncDir(ctx, sfd); err != nil {
+			return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
+		}
 	}
 	if made {
 		if err := s.syncParents(ctx, dstDir); err != nil {
@@ -236,6 +241,12 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 		}
 	}
 	return nil
+}
+
+// ancestor reports whether the directory a ("" for the root) holds the
+// directory b at some depth.
+func ancestor(a, b string) bool {
+	return b != a && (a == "" || strings.HasPrefix(b, a+"/"))
 }
 
 // clearDestination makes sure nothing is at name in dirfd: an object or a

@@ -472,3 +472,30 @@ func TestRenameSyncsEachDirectoryOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRenameSyncFailure: a Rename between two directories syncs both at
+// once, and reports the failure of either sync (the object has moved, but
+// is not known to be on disk), wrapping its cause.
+func TestRenameSyncFailure(t *testing.T) {
+	for _, failing := range []string{"d", "e"} {
+		t.Run("sync of "+failing, func(t *testing.T) {
+			root := t.TempDir()
+			s := open(t, root)
+			ctx := t.Context()
+			for _, key := range []string{"d/a", "d/keep", "e/keep"} {
+				if _, err := s.Put(ctx, key, []byte(key), blob.Cond{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			injected := errors.New("injected sync failure")
+			file.FailSyncsOf(t, filepath.Join(root, failing), injected)
+			err := s.(blob.Tree).Rename(ctx, "d/a", "e/a")
+			if want := `file: renamed "d/a" to "e/a", but syncing: injected sync failure`; err == nil || err.Error() != want || !errors.Is(err, injected) {
+				t.Errorf("Rename = %v, want %q wrapping the injected error", err, want)
+			}
+			if got, _, err := s.Get(ctx, "e/a", 100); err != nil || string(got) != "d/a" {
+				t.Errorf("Get(e/a) = %q, %v; want %q", got, err, "d/a")
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -226,14 +227,18 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 	s.removeEmptyDirs(srcDir)
 	// Both directories' entries changed; each is synced once. The source's
 	// is the destination's, or, when the rename made directories, one of
-	// the ancestors syncParents syncs, or a directory of its own.
-	if err := s.syncDir(ctx, dfd); err != nil {
-		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
-	}
+	// the ancestors syncParents syncs, or a directory of its own: then the
+	// two syncs are independent and run at once (on ext4 that cuts about a
+	// third of a rename's time: docs/benchmarks-by-hand.md).
+	var srcErr error
+	var wg sync.WaitGroup
 	if srcDir != dstDir && !(made && ancestor(srcDir, dstDir)) {
-		if err := s.syncDir(ctx, sfd); err != nil {
-			return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
-		}
+		wg.Go(func() { srcErr = s.syncDir(ctx, sfd) })
+	}
+	dstErr := s.syncDir(ctx, dfd)
+	wg.Wait()
+	if err := errors.Join(dstErr, srcErr); err != nil {
+		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
 	}
 	if made {
 		if err := s.syncParents(ctx, dstDir); err != nil {

@@ -141,8 +141,9 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 // that order. Elsewhere, on a store that keeps a name from being both a file
 // and a directory (blob.Traits.ExclusiveNames), the move itself refuses
 // every failure the checks look for and changes nothing, so the checks are
-// made only after a refusal, to word it. Otherwise they are made first,
-// with Stat and List.
+// made only after a refusal, to word it; unless a write policy may scan
+// the move, a check that comes after rename's own (screenMove). Otherwise
+// they are made first, with Stat and List.
 func (h *Handler) rename(ctx context.Context, c *command) Result {
 	oldKey, res, ok := h.resolve(ctx, c, c.oldPath)
 	if !ok {
@@ -157,7 +158,7 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 	}
 	apart := newKey != "" && newKey != oldKey && !within(newKey, oldKey)
 	known := apart && (parent(newKey) == "" || within(oldKey, parent(newKey)))
-	checkAfter := apart && !known && blob.TraitsOf(h.store).ExclusiveNames
+	checkAfter := apart && !known && !h.policies.active && blob.TraitsOf(h.store).ExclusiveNames
 	if !known && !checkAfter {
 		if res, ok := h.checkRename(ctx, c, oldKey, newKey); !ok {
 			return res

@@ -87,8 +87,9 @@ func TestPolicyRename(t *testing.T) {
 
 // On the file store, whose Rename itself refuses what rename's own checks
 // look for, a policy's scan still comes after them (docs/spec.md, "Rename"):
-// a rename into another directory of a file holding a secret onto a taken
-// destination, or under a file, is refused in rename's own words.
+// a rename of a file holding a secret onto a taken destination (in another
+// directory or within the known tree), or under a file, is refused in
+// rename's own words.
 func TestPolicyRenameAfterOwnChecks(t *testing.T) {
 	ctx := t.Context()
 	secret := "k " + plantedKey
@@ -107,6 +108,7 @@ func TestPolicyRenameAfterOwnChecks(t *testing.T) {
 	for _, c := range []struct{ to, want string }{
 		{"/memories/other/k.md", "Error: The destination /memories/other/k.md already exists"},
 		{"/memories/f.md/k.md", "Error: The path /memories/f.md is a file, not a directory"},
+		{"/memories/k.md", "Error: The destination /memories/k.md already exists"}, // within the known tree
 	} {
 		if got := h.Rename(ctx, "/memories/fixtures/k.md", c.to).Text; got != c.want {
 			t.Errorf("rename to %s: got %q, want %q", c.to, got, c.want)

@@ -141,9 +141,9 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 // that order. Elsewhere, on a store that keeps a name from being both a file
 // and a directory (blob.Traits.ExclusiveNames), the move itself refuses
 // every failure the checks look for and changes nothing, so the checks are
-// made only after a refusal, to word it; unless a write policy may scan
-// the move, a check that comes after rename's own (screenMove). Otherwise
-// they are made first, with Stat and List.
+// made only after a refusal, to word it. Otherwise, and whenever a write
+// policy may scan the move (a check that comes after rename's own:
+// screenMove), they are made first, with Stat and List.
 func (h *Handler) rename(ctx context.Context, c *command) Result {
 	oldKey, res, ok := h.resolve(ctx, c, c.oldPath)
 	if !ok {
@@ -159,7 +159,7 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 	apart := newKey != "" && newKey != oldKey && !within(newKey, oldKey)
 	known := apart && (parent(newKey) == "" || within(oldKey, parent(newKey)))
 	checkAfter := apart && !known && !h.policies.active && blob.TraitsOf(h.store).ExclusiveNames
-	if !known && !checkAfter {
+	if h.policies.active || !known && !checkAfter { // a policy's scan comes after these checks
 		if res, ok := h.checkRename(ctx, c, oldKey, newKey); !ok {
 			return res
 		}

@@ -126,7 +126,11 @@
 //	rename elsewhere                 probes in SPEC order, then as above: Stat
 //	                                 (+ List when no file) of the old path, Stat +
 //	                                 List of the new one, Stat of each ancestor of
-//	                                 the new path that is not one of the old's
+//	                                 the new path that is not one of the old's;
+//	                                 on a store with blob.Traits.ExclusiveNames
+//	                                 as above, the probes only after a refusal;
+//	                                 under an active write policy always first,
+//	                                 within the known tree too
 //	rename across two mounts         as above + 1 Delete of the new mount's
 //	                                 count + 1 Get (+ 1 Put) of the old one's
 //

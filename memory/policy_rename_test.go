@@ -84,3 +84,37 @@ func TestPolicyRename(t *testing.T) {
 		t.Errorf("across mounts: %q\nwant %q", res.Text, want)
 	}
 }
+
+// On the file store, whose Rename itself refuses what rename's own checks
+// look for, a policy's scan still comes after them (docs/spec.md, "Rename"):
+// a rename of a file holding a secret onto a taken destination (in another
+// directory or within the known tree), or under a file, is refused in
+// rename's own words.
+func TestPolicyRenameAfterOwnChecks(t *testing.T) {
+	ctx := t.Context()
+	secret := "k " + plantedKey
+	s := newFile(t)
+	for k, v := range map[string]string{"fixtures/k.md": secret, "other/k.md": "taken", "f.md": "a file", "k.md": "taken too"} {
+		if _, err := s.Put(ctx, k, []byte(v), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow := policy.Allow{Paths: []string{"/memories/fixtures/**"}}
+	h, err := memory.New(blob.WithPolicy(s, &policy.Policy{Secrets: policy.Reject, Allow: allow}), memory.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := memoryFiles(t, s, "")
+	for _, c := range []struct{ to, want string }{
+		{"/memories/other/k.md", "Error: The destination /memories/other/k.md already exists"},
+		{"/memories/f.md/k.md", "Error: The path /memories/f.md is a file, not a directory"},
+		{"/memories/k.md", "Error: The destination /memories/k.md already exists"}, // within the known tree
+	} {
+		if got := h.Rename(ctx, "/memories/fixtures/k.md", c.to).Text; got != c.want {
+			t.Errorf("rename to %s: got %q, want %q", c.to, got, c.want)
+		}
+	}
+	if after := memoryFiles(t, s, ""); !maps.Equal(after, before) {
+		t.Errorf("the files changed from %v to %v", before, after)
+	}
+}

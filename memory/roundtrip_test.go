@@ -579,6 +579,66 @@ func TestStorageCallsRemembered(t *testing.T) {
 }
 
 // On the file store, which refuses a file and a directory of one name
+// itself (blob.Traits.ExclusiveNames), a rename into another directory is
+// one Rename: the probes run only after a refusal, to word it in SPEC's
+// order, and a refused rename changes nothing.
+func TestFileStoreRenameCalls(t *testing.T) {
+	counter := blob.NewCounter(newFile(t))
+	h := newHandler(t, counter, memory.Options{})
+	for _, p := range []string{"/memories/a/x.md", "/memories/a/y.md", "/memories/b/x.md", "/memories/f.md", "/memories/d/e/z.md"} {
+		if res := h.Create(t.Context(), p, "text of "+p); res.Err != nil {
+			t.Fatalf("create %s: %v", p, res.Err)
+		}
+	}
+	for _, c := range []struct {
+		name, from, to, want string
+		calls                blob.Counts
+	}{
+		{"a file into a new directory", "/memories/a/y.md", "/memories/n/y.md",
+			"Successfully renamed /memories/a/y.md to /memories/n/y.md", blob.Counts{Rename: 1}},
+		{"a file into an existing directory", "/memories/n/y.md", "/memories/b/y.md",
+			"Successfully renamed /memories/n/y.md to /memories/b/y.md", blob.Counts{Rename: 1}},
+		{"a directory into another", "/memories/b", "/memories/d/b",
+			"Successfully renamed /memories/b to /memories/d/b", blob.Counts{Rename: 1}},
+		// Refusals: the Rename, then SPEC's probes.
+		{"a missing file", "/memories/a/gone.md", "/memories/n/gone.md",
+			"Error: The path /memories/a/gone.md does not exist", blob.Counts{Rename: 1, Stat: 1, List: 1}},
+		{"a missing file onto a file", "/memories/a/gone.md", "/memories/d/b/x.md",
+			"Error: The path /memories/a/gone.md does not exist", blob.Counts{Rename: 1, Stat: 1, List: 1}},
+		{"onto a file", "/memories/a/x.md", "/memories/d/b/x.md",
+			"Error: The destination /memories/d/b/x.md already exists", blob.Counts{Rename: 1, Stat: 2}},
+		{"onto a directory", "/memories/a/x.md", "/memories/d/e",
+			"Error: The destination /memories/d/e already exists", blob.Counts{Rename: 1, Stat: 2, List: 1}},
+		{"under a file", "/memories/a/x.md", "/memories/f.md/x.md",
+			"Error: The path /memories/f.md is a file, not a directory", blob.Counts{Rename: 1, Stat: 3, List: 1}},
+		{"under a file, deeper", "/memories/a/x.md", "/memories/f.md/g/x.md",
+			"Error: The path /memories/f.md is a file, not a directory", blob.Counts{Rename: 1, Stat: 3, List: 1}},
+	} {
+		before := memoryFiles(t, counter, "")
+		counter.Reset()
+		res := h.Rename(t.Context(), c.from, c.to)
+		if res.Text != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, res.Text, c.want)
+		}
+		if got := counter.Counts(); got != c.calls {
+			t.Errorf("%s: calls %+v, want %+v", c.name, got, c.calls)
+		}
+		if res.Err != nil {
+			if after := memoryFiles(t, counter, ""); !maps.Equal(after, before) {
+				t.Errorf("%s: refused, but the files changed from %v to %v", c.name, before, after)
+			}
+		}
+	}
+	want := map[string]string{
+		"a/x.md": "text of /memories/a/x.md", "d/b/y.md": "text of /memories/a/y.md",
+		"d/b/x.md": "text of /memories/b/x.md", "f.md": "text of /memories/f.md", "d/e/z.md": "text of /memories/d/e/z.md",
+	}
+	if got := memoryFiles(t, counter, ""); !maps.Equal(got, want) {
+		t.Errorf("the store holds %v, want %v", got, want)
+	}
+}
+
+// On the file store, which refuses a file and a directory of one name
 // itself (blob.Traits.ExclusiveNames), a create makes no look after its
 // write: its Put and the count's, at once, and nothing else; a name that
 // is a directory, or under a file, is still refused in SPEC's words.

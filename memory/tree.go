@@ -141,7 +141,12 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 // parent is the old path's parent or one of its ancestors (and the new path
 // is not inside the old one), the old path's existence proves that parent is
 // a directory, and blob.Rename itself reports the two remaining failures in
-// that order. Otherwise the checks are made first, with Stat and List.
+// that order. Elsewhere, on a store that keeps a name from being both a file
+// and a directory (blob.Traits.ExclusiveNames), the move itself refuses
+// every failure the checks look for and changes nothing, so the checks are
+// made only after a refusal, to word it. Otherwise, and whenever a write
+// policy may scan the move (a check that comes after rename's own:
+// screenMove), they are made first, with Stat and List.
 func (h *Handler) rename(ctx context.Context, c *command) Result {
 	oldKey, res, ok := h.resolve(ctx, c, c.oldPath)
 	if !ok {
@@ -154,9 +159,10 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 	if oldKey == "" {
 		return errorResult(ErrRoot, msgRenameRoot)
 	}
-	known := newKey != "" && newKey != oldKey && !within(newKey, oldKey) &&
-		(parent(newKey) == "" || within(oldKey, parent(newKey)))
-	if !known {
+	apart := newKey != "" && newKey != oldKey && !within(newKey, oldKey)
+	known := apart && (parent(newKey) == "" || within(oldKey, parent(newKey)))
+	checkAfter := apart && !known && !h.policies.active && blob.TraitsOf(h.store).ExclusiveNames
+	if h.policies.active || !known && !checkAfter { // a policy's scan comes after these checks
 		if res, ok := h.checkRename(ctx, c, oldKey, newKey); !ok {
 			return res
 		}
@@ -165,6 +171,14 @@ func (h *Handler) rename(ctx context.Context, c *command) Result {
 		return res
 	}
 	err := h.move(ctx, oldKey, newKey)
+	if checkAfter && (errors.Is(err, blob.ErrNotExist) || errors.Is(err, blob.ErrPrecondition)) {
+		// Refused, and nothing moved: the checks say which failure comes
+		// first in SPEC's order (should they all pass now, a rival changed
+		// the tree meanwhile, and err is worded below).
+		if res, ok := h.checkRename(ctx, c, oldKey, newKey); !ok {
+			return res
+		}
+	}
 	// A move across two counted scopes (two mounts) that may have copied
 	// files adds them to the new scope behind its count, which is
 	// forgotten so that its next create recounts (count.go); the old

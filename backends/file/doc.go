@@ -49,8 +49,10 @@
 // waiting for it sleeps in flock(2), which hands it over the moment it is
 // released. Reads take no lock. Rename is atomic (one rename(2) of a file or
 // of a directory, which fails rather than replaces if the destination
-// appeared); DeleteTree renames the directory aside in one step and then
-// removes it.
+// appeared) and durable: it syncs each directory whose entries it changed,
+// once, the source's and the destination's at the same time; a Delete syncs
+// the directory it removed the file from. DeleteTree renames the directory
+// aside in one step and then removes it.
 //
 // The store is a blob.Locker: Lock(key) takes a flock on the key's lock
 // file, held across a read-modify-write (the memory handler's str_replace

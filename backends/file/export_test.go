@@ -2,7 +2,11 @@
 
 package file
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
 
 // KeyLockName is keyLockName, for the tests of package file_test.
 var KeyLockName = keyLockName
@@ -22,4 +26,26 @@ func CountSyncs(t interface{ Cleanup(func()) }, n *atomic.Int64) {
 // in its process (held or waited for).
 func LockedKeys(s interface{}) int {
 	return s.(*lazyStore).local.Len()
+}
+
+// FailSyncsOf makes every fsync of the directory (or file) at path fail
+// with err until the test ends. Tests that call it must not run in
+// parallel.
+func FailSyncsOf(t interface {
+	Cleanup(func())
+	Fatal(...any)
+}, path string, err error) {
+	var want unix.Stat_t
+	if e := unix.Stat(path, &want); e != nil {
+		t.Fatal(e)
+	}
+	old := fsync
+	fsync = func(fd int) error {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
+			return err
+		}
+		return old(fd)
+	}
+	t.Cleanup(func() { fsync = old })
 }

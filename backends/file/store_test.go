@@ -435,3 +435,67 @@ func TestNewDirectoriesSynced(t *testing.T) {
 		t.Errorf("a Rename that made 2 directories made %d fsyncs, want 4", got)
 	}
 }
+
+// TestRenameSyncsEachDirectoryOnce: a Rename syncs every directory whose
+// entries it changed, each once: within one directory, that directory; into
+// a sibling, both; into a directory it makes beneath its own, the new
+// directory and each directory above it up to the root (its own among
+// them: not twice).
+func TestRenameSyncsEachDirectoryOnce(t *testing.T) {
+	var syncs atomic.Int64
+	file.CountSyncs(t, &syncs)
+	s := open(t, t.TempDir())
+	ctx := t.Context()
+	for _, key := range []string{"d/a", "d/keep", "e/keep"} {
+		if _, err := s.Put(ctx, key, []byte(key), blob.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		src, dst string
+		want     int64
+	}{
+		{"d/a", "d/b", 1},     // d
+		{"d/b", "e/b", 2},     // e, d
+		{"e/b", "e/n/m/b", 4}, // e/n/m, then every directory above it: e/n, e (the source's), the root
+		{"e/n/m/b", "b", 2},   // the root, e/n/m (left, and removed with e/n once empty)
+	} {
+		syncs.Store(0)
+		if err := s.(blob.Tree).Rename(ctx, c.src, c.dst); err != nil {
+			t.Fatalf("Rename(%s, %s): %v", c.src, c.dst, err)
+		}
+		if got := syncs.Load(); got != c.want {
+			t.Errorf("Rename(%s, %s) made %d fsyncs, want %d", c.src, c.dst, got, c.want)
+		}
+		if got, _, err := s.Get(ctx, c.dst, 100); err != nil || string(got) != "d/a" {
+			t.Errorf("Get(%s) after the rename = %q, %v; want %q", c.dst, got, err, "d/a")
+		}
+	}
+}
+
+// TestRenameSyncFailure: a Rename between two directories syncs both at
+// once, and reports the failure of either sync (the object has moved, but
+// is not known to be on disk), wrapping its cause.
+func TestRenameSyncFailure(t *testing.T) {
+	for _, failing := range []string{"d", "e"} {
+		t.Run("sync of "+failing, func(t *testing.T) {
+			root := t.TempDir()
+			s := open(t, root)
+			ctx := t.Context()
+			for _, key := range []string{"d/a", "d/keep", "e/keep"} {
+				if _, err := s.Put(ctx, key, []byte(key), blob.Cond{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			injected := errors.New("injected sync failure")
+			file.FailSyncsOf(t, filepath.Join(root, failing), injected)
+			err := s.(blob.Tree).Rename(ctx, "d/a", "e/a")
+			if want := `file: renamed "d/a" to "e/a", but syncing: injected sync failure`; err == nil || err.Error() != want || !errors.Is(err, injected) {
+				t.Errorf("Rename = %v, want %q wrapping the injected error", err, want)
+			}
+			if got, _, err := s.Get(ctx, "e/a", 100); err != nil || string(got) != "d/a" {
+				t.Errorf("Get(e/a) = %q, %v; want %q", got, err, "d/a")
+			}
+		})
+	}
+}

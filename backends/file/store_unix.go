@@ -96,8 +96,7 @@ func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.
 	if err != nil {
 		return nil, blob.Info{}, readErr(key, err)
 	}
-	f := os.NewFile(uintptr(fd), key)
-	defer f.Close()
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
@@ -109,10 +108,28 @@ func (s *store) Get(ctx context.Context, key string, limit int64) ([]byte, blob.
 		return nil, blob.Info{}, err
 	}
 	data := make([]byte, st.Size)
-	if _, err := io.ReadFull(f, data); err != nil {
+	if err := readFull(fd, data); err != nil {
 		return nil, blob.Info{}, fmt.Errorf("file: %q: %w", key, err)
 	}
 	return data, infoOf(key, &st), nil
+}
+
+// readFull fills buf from the regular file fd with read(2) alone: an
+// *os.File would add a fcntl and a refused epoll_ctl to every read.
+func readFull(fd int, buf []byte) error {
+	for len(buf) > 0 {
+		n, err := unix.Read(fd, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return io.ErrUnexpectedEOF // shortened since the stat
+		}
+		buf = buf[n:]
+	}
+	return nil
 }
 
 func (s *store) Stat(ctx context.Context, key string) (blob.Info, error) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -224,10 +225,19 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("file: renamed %q to %q, but renewing versions: %w", src, dst, err)
 	}
 	s.removeEmptyDirs(srcDir)
-	if err := s.syncDir(ctx, dfd); err != nil {
-		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
+	// Both directories' entries changed; each is synced once. The source's
+	// is the destination's, or, when the rename made directories, one of
+	// the ancestors syncParents syncs, or a directory of its own: then the
+	// two syncs are independent and run at once (on ext4 that cuts about a
+	// third of a rename's time: docs/benchmarks-by-hand.md).
+	var srcErr error
+	var wg sync.WaitGroup
+	if srcDir != dstDir && !(made && ancestor(srcDir, dstDir)) {
+		wg.Go(func() { srcErr = s.syncDir(ctx, sfd) })
 	}
-	if err := s.syncDir(ctx, sfd); err != nil {
+	dstErr := s.syncDir(ctx, dfd)
+	wg.Wait()
+	if err := errors.Join(dstErr, srcErr); err != nil {
 		return fmt.Errorf("file: renamed %q to %q, but syncing: %w", src, dst, err)
 	}
 	if made {
@@ -236,6 +246,12 @@ func (s *store) Rename(ctx context.Context, src, dst string) error {
 		}
 	}
 	return nil
+}
+
+// ancestor reports whether the directory a ("" for the root) holds the
+// directory b at some depth.
+func ancestor(a, b string) bool {
+	return b != a && (a == "" || strings.HasPrefix(b, a+"/"))
 }
 
 // clearDestination makes sure nothing is at name in dirfd: an object or a

@@ -78,7 +78,11 @@ import (
 //     a recount left unchanged (Counted) is marked changed once the delete
 //     is done, so that the next create refused as full recounts; a crash
 //     between the delete and the mark leaves a full count marked as
-//     counted, and creates refused until another delete marks it.
+//     counted, and creates refused until another delete marks it. On a
+//     store whose racing deletes of one file may all succeed
+//     (blob.Traits.DeletesMayRepeat: S3), no delete leaves a credit: a
+//     second success deleted no file, and its credit would leave the
+//     count too low.
 //
 // # A delete far from the limit
 //

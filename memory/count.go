@@ -612,6 +612,33 @@ func (h *Handler) subtract(ctx context.Context, ref countRef) {
 	})
 }
 
+// sourceGone adds one to the count of key's scope, for a source that a
+// move by copy copied and then found deleted before it deleted it: a
+// delete by another writer took it off the count (count.go, the credit),
+// while its copy stays, counted nowhere. When the source is gone because
+// this move's own earlier delete landed unanswered, the count ends one too
+// high, which is safe. Failures are logged.
+func (h *Handler) sourceGone(ctx context.Context, key string) {
+	if h.maxFilesAt(key) < 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	ckey := h.countKey(key)
+	ref, ok := h.counts.lookup(ckey)
+	if !ok {
+		var err error
+		if ref, err = h.readCount(ctx, ckey); err != nil {
+			h.countFailed(ctx, err)
+			return
+		}
+	}
+	_ = h.update(ctx, ref, func(st *fileCount, _ bool) bool {
+		st.Files++
+		st.Counted = false
+		return true
+	})
+}
+
 // markChanged clears Counted on the count ref before a delete, so that
 // the next create refused as full recounts even when the process stops
 // before the count is lowered: the count is then too high by what the

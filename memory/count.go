@@ -83,6 +83,9 @@ import (
 //     (blob.Traits.DeletesMayRepeat: S3), no delete leaves a credit: a
 //     second success deleted no file, and its credit would leave the
 //     count too low.
+//   - a move by copy (move.go) whose source, once copied, was deleted by
+//     another writer before the move deleted it keeps the copy, which
+//     that delete took off the count: the move adds it back (sourceGone).
 //
 // # A delete far from the limit
 //

@@ -10,14 +10,23 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 )
 
-// TestS3RacingDeletesKeepTheLimit: S3 deletes a missing key without
+// TestRacingDeletesKeepTheLimit: S3 deletes a missing key without
 // complaint, so two handlers deleting one file at the same moment can both
 // be told it was deleted. The file count must not then be taken down twice:
 // after rounds of one create and several racing deletes of the same file,
 // the store, filled by every handler until each is refused as full, holds
-// no more files than max_files.
-func TestS3RacingDeletesKeepTheLimit(t *testing.T) {
-	store := newS3Store(t)
+// no more files than max_files. The same on GCS and Azure, whose deletes
+// tell a missing key.
+func TestRacingDeletesKeepTheLimit(t *testing.T) {
+	for _, b := range []struct {
+		name  string
+		store func(*testing.T) blob.Store
+	}{{"S3", newS3Store}, {"GCS", newGCSStore}, {"Azure", newAzureStore}} {
+		t.Run(b.name, func(t *testing.T) { racingDeletesKeepTheLimit(t, b.store(t)) })
+	}
+}
+
+func racingDeletesKeepTheLimit(t *testing.T, store blob.Store) {
 	const (
 		maxFiles = 40
 		handlers = 8

@@ -17,10 +17,14 @@ func TestIsReserved(t *testing.T) {
 		"team/alice/.cloudmem": true,
 		".cloudmem-lock":       true,
 		"a/.cloudmem-tmp-1/b":  true,
-		".cloudmemX":           false,
-		".cloudmem.md":         false,
-		"a/b.cloudmem":         false,
-		"x.cloudmem-y":         false,
+		// A case-insensitive file system (macOS, Windows) keeps these
+		// where it keeps .cloudmem and .cloudmem-lock.
+		".CLOUDMEM/files":  true,
+		"a/.CloudMem-lock": true,
+		".cloudmemX":       false,
+		".cloudmem.md":     false,
+		"a/b.cloudmem":     false,
+		"x.cloudmem-y":     false,
 	}
 	for key, want := range cases {
 		if got := blob.IsReserved(key); got != want {

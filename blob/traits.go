@@ -35,6 +35,13 @@ type Traits struct {
 	// scripts do). The memory handler then makes no look of its own after
 	// a create.
 	ExclusiveNames bool
+	// DeletesMayRepeat: a Delete (without IfVersion) of a key that two
+	// callers delete at the same moment may succeed for both, as S3's
+	// does (it reads the key first, then sends a DELETE that succeeds on a
+	// missing key). The memory handler then never takes a file it deleted
+	// off the file count (the count stays too high until a recount),
+	// since a second caller's success is no file fewer.
+	DeletesMayRepeat bool
 	// RecordsWrites: every write the store accepts is kept in a record that
 	// people read (history's versions and audit log), even one withdrawn a
 	// moment later. The memory handler then checks that a create's name is

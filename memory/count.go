@@ -78,7 +78,14 @@ import (
 //     a recount left unchanged (Counted) is marked changed once the delete
 //     is done, so that the next create refused as full recounts; a crash
 //     between the delete and the mark leaves a full count marked as
-//     counted, and creates refused until another delete marks it.
+//     counted, and creates refused until another delete marks it. On a
+//     store whose racing deletes of one file may all succeed
+//     (blob.Traits.DeletesMayRepeat: S3), no delete leaves a credit: a
+//     second success deleted no file, and its credit would leave the
+//     count too low.
+//   - a move by copy (move.go) whose source, once copied, was deleted by
+//     another writer before the move deleted it keeps the copy, which
+//     that delete took off the count: the move adds it back (sourceGone).
 //
 // # A delete far from the limit
 //
@@ -605,6 +612,33 @@ func (h *Handler) subtract(ctx context.Context, ref countRef) {
 			changed = true
 		}
 		return changed
+	})
+}
+
+// sourceGone adds one to the count of key's scope, for a source that a
+// move by copy copied and then found deleted before it deleted it: a
+// delete by another writer took it off the count (count.go, the credit),
+// while its copy stays, counted nowhere. When the source is gone because
+// this move's own earlier delete landed unanswered, the count ends one too
+// high, which is safe. Failures are logged.
+func (h *Handler) sourceGone(ctx context.Context, key string) {
+	if h.maxFilesAt(key) < 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	ckey := h.countKey(key)
+	ref, ok := h.counts.lookup(ckey)
+	if !ok {
+		var err error
+		if ref, err = h.readCount(ctx, ckey); err != nil {
+			h.countFailed(ctx, err)
+			return
+		}
+	}
+	_ = h.update(ctx, ref, func(st *fileCount, _ bool) bool {
+		st.Files++
+		st.Counted = false
+		return true
 	})
 }
 

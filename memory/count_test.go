@@ -715,3 +715,86 @@ func TestDeleteOfNoFileKeepsTheTrust(t *testing.T) {
 		}
 	}
 }
+
+// repeatDeletes is a store whose Delete reads before it deletes and
+// succeeds on a missing key, as S3's does: two Deletes of one key that
+// both read it before either deletes both succeed. It reports
+// blob.Traits.DeletesMayRepeat. A Delete of x.md waits at gate (when set)
+// between its read and its delete.
+type repeatDeletes struct {
+	blob.Store
+	gate *sync.WaitGroup
+}
+
+func (s repeatDeletes) Traits() blob.Traits {
+	return blob.Traits{KeyBudget: blob.MaxKeyLen, DeletesMayRepeat: true}
+}
+
+func (s repeatDeletes) Delete(ctx context.Context, key string, c blob.Cond) error {
+	if _, err := s.Store.Stat(ctx, key); err != nil {
+		return err
+	}
+	if s.gate != nil && key == "x.md" {
+		s.gate.Done()
+		s.gate.Wait()
+	}
+	if err := s.Store.Delete(ctx, key, c); err != nil && !errors.Is(err, blob.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// On a store whose racing deletes of one key may all succeed
+// (DeletesMayRepeat), two handlers that delete one file at once are both
+// told it is deleted; neither takes it off the file count, which would
+// leave the count one too low and let the store grow past MaxFiles. Both
+// then create a file and fill the store: it ends with MaxFiles files, not
+// one more.
+func TestRacingDeletesThatMayRepeatKeepTheLimit(t *testing.T) {
+	ctx := t.Context()
+	const maxFiles = 30
+	var gate sync.WaitGroup
+	store := repeatDeletes{Store: mem.New(nil)}
+	hs := []*memory.Handler{newHandler(t, store, memory.Options{MaxFiles: maxFiles}), newHandler(t, store, memory.Options{MaxFiles: maxFiles})}
+	for i, h := range hs {
+		wantText(t, "seed", createX(ctx, h, fmt.Sprintf("seed%d.md", i)), fmt.Sprintf("File created successfully at: /memories/seed%d.md", i))
+	}
+	wantText(t, "create x.md", createX(ctx, hs[0], "x.md"), "File created successfully at: /memories/x.md")
+	gate.Add(len(hs))
+	raced := repeatDeletes{Store: store.Store, gate: &gate}
+	racers := []*memory.Handler{newHandler(t, raced, memory.Options{MaxFiles: maxFiles}), newHandler(t, raced, memory.Options{MaxFiles: maxFiles})}
+	for _, h := range racers { // each learns the count, as hs did
+		wantText(t, "view", h.Execute(ctx, []byte(`{"command":"delete","path":"/memories/none.md"}`)), "Error: The path /memories/none.md does not exist")
+	}
+	results := make([]memory.Result, len(racers))
+	var wg sync.WaitGroup
+	for i, h := range racers {
+		wg.Go(func() { results[i] = h.Execute(ctx, []byte(`{"command":"delete","path":"/memories/x.md"}`)) })
+	}
+	wg.Wait()
+	for i, r := range results {
+		wantText(t, fmt.Sprintf("racing delete %d", i), r, "Successfully deleted /memories/x.md")
+	}
+	for i, h := range racers { // each takes what it deleted off the count, if it does
+		wantText(t, "create", createX(ctx, h, fmt.Sprintf("h%d/first.md", i)), fmt.Sprintf("File created successfully at: /memories/h%d/first.md", i))
+	}
+	for i, h := range racers {
+		for j := 0; ; j++ {
+			if r := createX(ctx, h, fmt.Sprintf("h%d/f%d.md", i, j)); r.IsError {
+				break
+			}
+		}
+	}
+	files := 0
+	for info, err := range store.Store.List(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !memory.IsBookkeeping(info.Key) {
+			files++
+		}
+	}
+	if files != maxFiles {
+		t.Errorf("the store holds %d files after two racing deletes of one file and creates until full, want max_files=%d", files, maxFiles)
+	}
+}

@@ -305,7 +305,10 @@ func (h *Handler) dropSources(ctx context.Context, jobs []copied) error {
 	}
 	return parallel(ctx, len(jobs), false, func(i int) error {
 		switch e := errs[i]; {
-		case e == nil || errors.Is(e, blob.ErrNotExist):
+		case e == nil:
+			return nil
+		case errors.Is(e, blob.ErrNotExist): // another writer deleted it
+			h.sourceGone(ctx, jobs[i].from.Key)
 			return nil
 		case errors.Is(e, blob.ErrPrecondition):
 			return h.dropSource(ctx, jobs[i].from, jobs[i].to, jobs[i].ver)
@@ -323,14 +326,19 @@ func (h *Handler) dropSources(ctx context.Context, jobs []copied) error {
 func (h *Handler) dropSource(ctx context.Context, src blob.Info, to, toVer string) error {
 	for range sweepRounds {
 		err := h.store.Delete(ctx, src.Key, blob.Cond{IfVersion: src.Version})
-		if err == nil || errors.Is(err, blob.ErrNotExist) {
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, blob.ErrNotExist) { // another writer deleted it
+			h.sourceGone(ctx, src.Key)
 			return nil
 		}
 		if !errors.Is(err, blob.ErrPrecondition) {
 			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
 		}
 		data, info, err := h.store.Get(ctx, src.Key, h.readLimit(src.Key))
-		if errors.Is(err, blob.ErrNotExist) {
+		if errors.Is(err, blob.ErrNotExist) { // another writer deleted it
+			h.sourceGone(ctx, src.Key)
 			return nil
 		}
 		if err != nil { // neither ErrNotExist nor, from a Get, ErrPrecondition
@@ -373,7 +381,10 @@ func (h *Handler) sweep(ctx context.Context, src, dst string) error {
 				if !same {
 					return fmt.Errorf("%w: %q has a different copy at %q", errLeftBehind, info.Key, to)
 				}
-				if err := h.store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+				switch err := h.store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version}); {
+				case errors.Is(err, blob.ErrNotExist): // another writer deleted it
+					h.sourceGone(ctx, info.Key)
+				case err != nil:
 					return fmt.Errorf("memory: rename: %q not removed: %v", info.Key, err)
 				}
 				continue

@@ -294,3 +294,57 @@ func TestRenameServerCopyCarriesEditOver(t *testing.T) {
 		t.Errorf("%d server-side copies, want %d", s.copies, len(seed))
 	}
 }
+
+// afterPut calls after with each key it wrote, once the write landed.
+type afterPut struct {
+	blob.Store
+	after func(key string)
+}
+
+func (s afterPut) Put(ctx context.Context, key string, data []byte, c blob.Cond) (blob.Info, error) {
+	info, err := s.Store.Put(ctx, key, data, c)
+	if err == nil {
+		s.after(key)
+	}
+	return info, err
+}
+
+// A delete of a file that lands while a copy-based rename (S3, GCS, Azure,
+// encrypted stores) moves it, between the copy and the source's delete:
+// both are acknowledged, the copy stays, and the delete takes its file off
+// the file count. The rename then counts its copy again, so that the store,
+// filled until a create is refused as full, holds MaxFiles files.
+func TestRenameRacingADeleteKeepsTheLimit(t *testing.T) {
+	ctx := t.Context()
+	const maxFiles = 10
+	inner := mem.New(nil)
+	deleter := newHandler(t, coreOnly{inner}, memory.Options{MaxFiles: maxFiles})
+	var deleted memory.Result
+	s := afterPut{Store: coreOnly{inner}, after: func(key string) {
+		if key == "b.md" {
+			deleted = deleter.Delete(ctx, "/memories/a.md")
+		}
+	}}
+	renamer := newHandler(t, s, memory.Options{MaxFiles: maxFiles})
+	wantText(t, "create a.md", createX(ctx, renamer, "a.md"), "File created successfully at: /memories/a.md")
+	wantText(t, "create o.md", createX(ctx, deleter, "o.md"), "File created successfully at: /memories/o.md")
+	wantText(t, "rename", renamer.Rename(ctx, "/memories/a.md", "/memories/b.md"), "Successfully renamed /memories/a.md to /memories/b.md")
+	wantText(t, "delete", deleted, "Successfully deleted /memories/a.md")
+	for i := 0; ; i++ {
+		if r := createX(ctx, deleter, fmt.Sprintf("f%d.md", i)); r.IsError {
+			break
+		}
+	}
+	files := 0
+	for info, err := range inner.List(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !memory.IsBookkeeping(info.Key) {
+			files++
+		}
+	}
+	if files != maxFiles {
+		t.Errorf("the store holds %d files after a rename raced by a delete and creates until full, want max_files=%d", files, maxFiles)
+	}
+}

@@ -90,7 +90,7 @@ func (h *Handler) deleteKey(ctx context.Context, c *command, key string, cond bl
 			},
 		)
 	}
-	if counted && err == nil && countErr == nil && count.exists {
+	if counted && err == nil && countErr == nil && count.exists && !blob.TraitsOf(h.store).DeletesMayRepeat {
 		h.counts.addCredit(ckey, count.state.Token) // the next create takes the file off
 	}
 	if trusted && errors.Is(err, blob.ErrNotExist) {

@@ -21,7 +21,7 @@ func TestForwarding(t *testing.T) {
 			return tb
 		},
 		blobtest.ForwardingOptions{Key: "team/k", Traits: func(in blob.Traits) blob.Traits {
-			return blob.Traits{KeyBudget: len("team/") + in.KeyBudget, HidesUnderObjects: true, ExclusiveNames: true,
+			return blob.Traits{KeyBudget: len("team/") + in.KeyBudget, HidesUnderObjects: true, ExclusiveNames: true, DeletesMayRepeat: true,
 				Mounts: []blob.MountPoint{{Name: "team", KeyBudget: in.KeyBudget, Limits: in.Limits, Policy: in.Policy}}}
 		}})
 }

@@ -280,14 +280,15 @@ func (t *table) Copy(ctx context.Context, src, dst, srcVersion string) (blob.Inf
 
 // Traits: the longest key of the roomiest mount, its name included (each
 // mount's own budget is in its blob.MountPoint); the mount points; listings
-// that hide keys under objects when any mounted store's do, so that the
-// handler takes the care that store needs in every mount; read-only when
-// every mount is.
+// that hide keys under objects, and deletes that may repeat, when any
+// mounted store's do, so that the handler takes the care that store needs
+// in every mount; read-only when every mount is.
 func (t *table) Traits() blob.Traits {
 	tr := blob.Traits{KeyBudget: t.keyBudget, Mounts: slices.Clone(t.points), ReadOnly: true, ExclusiveNames: true}
 	for _, m := range t.mounts {
 		mt := blob.TraitsOf(m.store)
 		tr.HidesUnderObjects = tr.HidesUnderObjects || mt.HidesUnderObjects
+		tr.DeletesMayRepeat = tr.DeletesMayRepeat || mt.DeletesMayRepeat
 		tr.ExclusiveNames = tr.ExclusiveNames && mt.ExclusiveNames
 		tr.RecordsWrites = tr.RecordsWrites || mt.RecordsWrites
 		tr.Encrypted = tr.Encrypted || mt.Encrypted

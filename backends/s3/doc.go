@@ -90,7 +90,10 @@
 // DeleteObject with If-Match, which AWS documents that it enforces (untested
 // here), so there a write racing the delete would never be lost. MinIO ignores If-Match on DeleteObject: there a
 // write landing between the read and the delete is deleted with it. The
-// memory handler's correctness rests on conditional Put only. If the SDK
+// memory handler's correctness rests on conditional Put only. Two
+// Deletes of one key that both read it before either deletes it both
+// succeed, so the store reports blob.Traits.DeletesMayRepeat and the
+// memory handler takes no deleted file off its file count. If the SDK
 // retries a conditional delete whose first attempt landed, the retry
 // reports blob.ErrNotExist.
 //

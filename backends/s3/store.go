@@ -100,10 +100,11 @@ type store struct {
 var _ blob.TraitsReporter = (*store)(nil)
 
 // Traits implements blob.TraitsReporter: keys are stored after the
-// store's prefix, within the server's 1,024 bytes, and a MinIO server's
-// listings hide keys under objects (minio.go).
+// store's prefix, within the server's 1,024 bytes, a MinIO server's
+// listings hide keys under objects (minio.go), and Delete reads before it
+// deletes, so two racing Deletes of one key may both succeed.
 func (s *store) Traits() blob.Traits {
-	return blob.Traits{KeyBudget: blob.MaxKeyLen - len(s.dir), HidesUnderObjects: s.isMinIO()}
+	return blob.Traits{KeyBudget: blob.MaxKeyLen - len(s.dir), HidesUnderObjects: s.isMinIO(), DeletesMayRepeat: true}
 }
 
 // objectKey checks key and returns its object key.

@@ -59,7 +59,7 @@ func Forwarding(t *testing.T, base func(t *testing.T) blob.Store, wrap func(t *t
 	if key == "" {
 		key = "k"
 	}
-	in := blob.Traits{KeyBudget: 900, HidesUnderObjects: true, ExclusiveNames: true,
+	in := blob.Traits{KeyBudget: 900, HidesUnderObjects: true, ExclusiveNames: true, DeletesMayRepeat: true,
 		Limits: blob.Limits{MaxFiles: 7, MaxFileBytes: 99, ViewLimit: 5}, Policy: "the inner store's policy"}
 	want := in
 	if opts.Traits != nil {

@@ -128,10 +128,12 @@ func reservedCases() []Case {
 	}
 	// docs/spec.md "Paths": reserved at every depth, and any segment
 	// starting with ".cloudmem-" too (a store opened with prefix=team must
-	// not reach the bookkeeping of the store prefix=team/alice).
+	// not reach the bookkeeping of the store prefix=team/alice), in any
+	// case (a case-insensitive file system keeps .CLOUDMEM at .cloudmem).
 	nested := files("/memories/alice/.cloudmem/crypt-key", "wrapped key", "/memories/alice/a.md", "a")
 	for _, p := range []string{"/memories/alice/.cloudmem", "/memories/alice/.cloudmem/crypt-key", "/memories/a/b/.cloudmem/x",
-		"/memories/.cloudmem-lock", "/memories/a/.cloudmem-tmp-1", "/memories/.cloudmem-/x", "/memories/alice/.cloudmem/"} {
+		"/memories/.cloudmem-lock", "/memories/a/.cloudmem-tmp-1", "/memories/.cloudmem-/x", "/memories/alice/.cloudmem/",
+		"/memories/.CLOUDMEM/files", "/memories/alice/.CloudMem-lock"} {
 		c = append(c,
 			Case{Name: "reserved at depth: view " + p, Files: nested, Input: viewPath(p), Want: fail(reserved(p))},
 			Case{Name: "reserved at depth: create " + p, Files: nested, Input: createPath(p), Want: fail(reserved(p))},

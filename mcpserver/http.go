@@ -477,8 +477,8 @@ func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
 }
 
 // TenantHandler returns the handler of tenant t over store: the keys under
-// t.Prefix (blob.Prefix), with t.Mounts placed in one tree (mount.New) when
-// set, read-only when t.ReadOnly. A nil t is the whole store with opts as
+// t.Prefix (blob.Prefix), under t's write policy and limits, with t.Mounts
+// placed in one tree (mount.New) when set, read-only when t.ReadOnly. A nil t is the whole store with opts as
 // given.
 func TenantHandler(store blob.Store, t *Tenant, opts memory.Options) (*memory.Handler, error) {
 	store, err := tenantStore(store, t)
@@ -512,6 +512,13 @@ func tenantStore(store blob.Store, t *Tenant) (blob.Store, error) {
 			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
 		}
 	}
+	if t != nil { // above the mount table, whose mounts fall back on them
+		l, err := t.TreeLimits.parse()
+		if err != nil {
+			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
+		}
+		store = blob.WithLimits(store, l)
+	}
 	if t != nil && t.ReadOnly {
 		store = blob.ReadOnly(store)
 	}
@@ -534,6 +541,11 @@ func tenantMounts(store blob.Store, mounts []TenantMount) (blob.Store, error) {
 			return nil, fmt.Errorf("mount %q: %w", m.Name, err)
 		}
 		s = withPolicy(s, p)
+		l, err := m.TreeLimits.parse()
+		if err != nil {
+			return nil, fmt.Errorf("mount %q: %w", m.Name, err)
+		}
+		s = blob.WithLimits(s, l)
 		table[i] = mount.Mount{Name: m.Name, Store: s, ReadOnly: m.ReadOnly}
 	}
 	return mount.New(table)

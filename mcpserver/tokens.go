@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 
@@ -52,6 +53,8 @@ type Tenant struct {
 	// once, when the token file is (ParseTokens, Tokens.Add).
 	Policy  string `json:"policy,omitempty"`
 	Secrets string `json:"secrets,omitempty"`
+	// TreeLimits are the tenant's own limits, in place of the store's.
+	TreeLimits
 
 	policy *policy.Policy // Policy and Secrets, once read; nil: none
 }
@@ -66,8 +69,54 @@ type TenantMount struct {
 	ReadOnly bool   `json:"readonly,omitempty"`
 	Policy   string `json:"policy,omitempty"`
 	Secrets  string `json:"secrets,omitempty"`
+	// TreeLimits are the mount's own limits, in place of the tenant's
+	// (its view_limit is not used: a view's limit is the table's).
+	TreeLimits
 
 	policy *policy.Policy // Policy and Secrets, once read; nil: none
+}
+
+// TreeLimits are limits of the memory tree (docs/spec.md "Concurrency,
+// limits and failures") that a tenant or a mount sets in place of the
+// server store's, with the values and the checks of the store URL
+// parameters of the same names: a whole number, or "off" for MaxFiles and
+// ViewLimit; "" sets nothing. In the token file each is a JSON number or
+// string.
+type TreeLimits struct {
+	MaxFiles     LimitValue `json:"max_files,omitempty"`
+	MaxFileBytes LimitValue `json:"max_file_bytes,omitempty"`
+	ViewLimit    LimitValue `json:"view_limit,omitempty"`
+}
+
+// LimitValue is the value of one limit in TreeLimits, as a store URL
+// writes it ("500", "off"). From JSON it takes a number or a string.
+type LimitValue string
+
+// UnmarshalJSON takes a JSON number as its text, or a JSON string.
+func (v *LimitValue) UnmarshalJSON(data []byte) error {
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		*v = LimitValue(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(data, &n); err != nil {
+		return errors.New("a limit is a whole number, or \"off\"")
+	}
+	*v = LimitValue(n)
+	return nil
+}
+
+// parse checks l as a store URL's parameters are checked and returns the
+// limits it sets.
+func (l TreeLimits) parse() (blob.Limits, error) {
+	params := url.Values{}
+	for name, v := range map[string]LimitValue{"max_files": l.MaxFiles, "max_file_bytes": l.MaxFileBytes, "view_limit": l.ViewLimit} {
+		if v != "" {
+			params.Set(name, string(v))
+		}
+	}
+	return storeurl.ParseLimits(params)
 }
 
 // writePolicy returns the write policy of a policy file and a mode (either
@@ -95,10 +144,13 @@ func writePolicy(file, mode string) (*policy.Policy, error) {
 
 // readPolicies reads the write policies of t and of its mounts (t.policy,
 // each mount's policy), so that a policy file is read once, when the
-// tenant is added; its errors name the mount.
+// tenant is added, and checks their limits; its errors name the mount.
 func readPolicies(t *Tenant) error {
 	var err error
 	if t.policy, err = writePolicy(t.Policy, t.Secrets); err != nil {
+		return err
+	}
+	if _, err = t.TreeLimits.parse(); err != nil {
 		return err
 	}
 	if len(t.Mounts) > 0 {
@@ -107,6 +159,9 @@ func readPolicies(t *Tenant) error {
 	for i := range t.Mounts {
 		m := &t.Mounts[i]
 		if m.policy, err = writePolicy(m.Policy, m.Secrets); err != nil {
+			return fmt.Errorf("mount %q: %w", m.Name, err)
+		}
+		if _, err = m.TreeLimits.parse(); err != nil {
 			return fmt.Errorf("mount %q: %w", m.Name, err)
 		}
 	}
@@ -171,7 +226,7 @@ var tenantName = regexp.MustCompile(`^[A-Za-z0-9._@+-]{1,64}$`)
 //
 //	{"tenants": [
 //	  {"name": "alice", "token_sha256": "<hex SHA-256 of alice's token>", "prefix": "alice"},
-//	  {"name": "bob", "token": "<bob's token>", "prefix": "bob"},
+//	  {"name": "bob", "token": "<bob's token>", "prefix": "bob", "max_files": 500},
 //	  {"name": "auditor", "token_sha256": "...", "readonly": true}
 //	]}
 //

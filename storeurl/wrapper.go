@@ -169,17 +169,21 @@ const (
 // limitsLayer is the wrapper the limit parameters select; it is outermost,
 // so that every layer beneath reports its Traits through it.
 var limitsLayer = Wrapper{Order: OrderLimits, Params: []string{paramMaxFiles, paramMaxFileBytes, paramViewLimit},
-	Check: func(params url.Values) error { _, err := limitsOf(params); return err },
+	Check: func(params url.Values) error { _, err := ParseLimits(params); return err },
 	Wrap: func(_ context.Context, s blob.Store, params url.Values) (blob.Store, error) {
-		l, err := limitsOf(params)
+		l, err := ParseLimits(params)
 		if err != nil {
 			return nil, err
 		}
 		return blob.WithLimits(s, l), nil
 	}}
 
-// limitsOf parses the limit parameters present in params.
-func limitsOf(params url.Values) (blob.Limits, error) {
+// ParseLimits returns the limits of the memory tree that params give (its
+// max_files, max_file_bytes and view_limit; other names are ignored),
+// checked as Open checks them, with Open's error for a bad value. It is
+// for a configuration that sets the limits without a URL (the MCP token
+// file's tenants).
+func ParseLimits(params url.Values) (blob.Limits, error) {
 	var l blob.Limits
 	n, err := limitValue(params, paramMaxFiles, 1_000_000_000, true)
 	if err != nil {
@@ -228,5 +232,5 @@ func Limits(raw string) (blob.Limits, error) {
 	if err != nil {
 		return blob.Limits{}, nil // Open reports it
 	}
-	return limitsOf(q)
+	return ParseLimits(q)
 }

@@ -1,0 +1,79 @@
+package mcpserver_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/mcpserver"
+	"github.com/cloudmem/cloudmem/memory"
+)
+
+// A tenant's max_files, max_file_bytes and view_limit in the token file
+// replace the server store's for its view of the store; a mount's own
+// replace the tenant's within that mount, whose others fall back on the
+// tenant's.
+func TestTenantLimits(t *testing.T) {
+	tokens, err := mcpserver.ParseTokens([]byte(`{"tenants": [
+		{"name": "alice", "token": "alice-token-0123456789abcdef0123456789", "prefix": "alice",
+		 "max_files": 2, "view_limit": "30"},
+		{"name": "bob", "token": "bob-token-0123456789abcdef0123456789ab", "max_file_bytes": 10, "mounts": [
+			{"name": "me", "prefix": "users/bob", "max_files": "1"}, {"name": "team", "prefix": "team"}]}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	store := mem.New(nil)
+	alice, _ := tokens.Lookup("alice-token-0123456789abcdef0123456789")
+	bob, _ := tokens.Lookup("bob-token-0123456789abcdef0123456789ab")
+	ha, err := mcpserver.TenantHandler(store, alice, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := mcpserver.TenantHandler(store, bob, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		h                *memory.Handler
+		who, input, want string
+	}{
+		{ha, "alice", `{"command":"create","path":"/memories/a.md","file_text":"abcdefgh\nijklmnop\nqrstuvwx\n"}`, "File created successfully at: /memories/a.md"},
+		{ha, "alice", `{"command":"create","path":"/memories/b.md","file_text":"b"}`, "File created successfully at: /memories/b.md"},
+		{ha, "alice", `{"command":"create","path":"/memories/c.md","file_text":"c"}`,
+			"Error: The memory directory is full: it holds 2 files, the limit is 2. Delete or merge files first."},
+		{ha, "alice", `{"command":"view","path":"/memories/a.md"}`,
+			"Here's the content of /memories/a.md with line numbers:\n     1\tabcdefgh\n[Output truncated: showing lines 1-1 of 4. Use view_range to see more.]"},
+		{hb, "bob", `{"command":"create","path":"/memories/me/a.md","file_text":"a"}`, "File created successfully at: /memories/me/a.md"},
+		{hb, "bob", `{"command":"create","path":"/memories/me/b.md","file_text":"b"}`,
+			"Error: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first."},
+		{hb, "bob", `{"command":"create","path":"/memories/team/x.md","file_text":"0123456789x"}`,
+			"Error: File /memories/team/x.md would be 11 bytes, over the limit of 10 bytes per memory file"},
+		{hb, "bob", `{"command":"create","path":"/memories/team/y.md","file_text":"y"}`, "File created successfully at: /memories/team/y.md"},
+	} {
+		if got := s.h.Execute(ctx, []byte(s.input)).Text; got != s.want {
+			t.Errorf("%s %s:\n got %q\nwant %q", s.who, s.input, got, s.want)
+		}
+	}
+}
+
+// A bad limit in the token file is refused when the file is read, with the
+// store URL's text for the same value.
+func TestTenantLimitsRefused(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": 0}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files=0: want a whole number from 1 to 1000000000, or off`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "mounts": [{"name": "m", "max_file_bytes": "off"}]}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): mount "m": storeurl: max_file_bytes=off: want a whole number from 1 to 1073741824`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "view_limit": 1.5}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: view_limit=1.5: want a whole number from 1 to 1000000000, or off`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": true}]}`,
+			`mcpserver: bad tokens: the token file is not valid: a limit is a whole number, or "off"`},
+	} {
+		_, err := mcpserver.ParseTokens([]byte(tc.file))
+		if err == nil || err.Error() != tc.want || !errors.Is(err, mcpserver.ErrBadTokens) {
+			t.Errorf("%s:\n got %v\nwant %s", tc.file, err, tc.want)
+		}
+	}
+}

@@ -78,6 +78,12 @@ func TestTenantMountsRefused(t *testing.T) {
 		{`[{"name": "a", "prefix": "x/.cloudmem"}]`, `mount "a": prefix "x/.cloudmem" is not a valid store directory`},
 		{`[{"name": "a", "prefix": "../x"}]`, `mount "a": prefix "../x" is not a valid store directory`},
 		{`[{"name": "a", "store": "s3://x"}]`, `json: unknown field "store"`},
+		{`[{"name": "team", "prefix": "team", "readonly": true}, {"name": "me", "prefix": "team/me"}]`,
+			`mounts "team" and "me" overlap (prefixes "team" and "team/me"): a file under both would escape the limits and the read-only flag of one; give each its own directory`},
+		{`[{"name": "a", "prefix": "x/"}, {"name": "b", "prefix": "x"}]`,
+			`mounts "a" and "b" overlap (prefixes "x/" and "x"): a file under both would escape the limits and the read-only flag of one; give each its own directory`},
+		{`[{"name": "all"}, {"name": "b", "prefix": "x"}]`,
+			`mounts "all" and "b" overlap (prefixes "" and "x"): a file under both would escape the limits and the read-only flag of one; give each its own directory`},
 	} {
 		_, err := mcpserver.ParseTokens([]byte(`{"tenants": [{"name": "alice", "token": "alice-token-0123456789abcdef0123456789", "mounts": ` + tc.mounts + `}]}`))
 		if err == nil || !errors.Is(err, mcpserver.ErrBadTokens) || !strings.HasSuffix(err.Error(), tc.want) {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/mount"
@@ -330,7 +331,22 @@ func checkTenant(t Tenant) error {
 			return fmt.Errorf("mount %q: prefix %q is not a valid store directory", m.Name, m.Prefix)
 		}
 	}
+	for i, a := range t.Mounts {
+		for _, b := range t.Mounts[i+1:] {
+			if nested(a.Prefix, b.Prefix) || nested(b.Prefix, a.Prefix) {
+				return fmt.Errorf("mounts %q and %q overlap (prefixes %q and %q): a file under both would escape the limits and the read-only flag of one; give each its own directory",
+					a.Name, b.Name, a.Prefix, b.Prefix)
+			}
+		}
+	}
 	return nil
+}
+
+// nested reports whether the directory inner ("" is the whole store) is
+// the directory outer or lies beneath it.
+func nested(outer, inner string) bool {
+	outer, inner = strings.Trim(outer, "/"), strings.Trim(inner, "/")
+	return outer == "" || inner == outer || strings.HasPrefix(inner, outer+"/")
 }
 
 // Len reports how many tokens ts holds.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
+	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/mcpserver"
 	"github.com/cloudmem/cloudmem/memory"
 )
@@ -74,6 +75,40 @@ func TestTenantLimitsRefused(t *testing.T) {
 		_, err := mcpserver.ParseTokens([]byte(tc.file))
 		if err == nil || err.Error() != tc.want || !errors.Is(err, mcpserver.ErrBadTokens) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.file, err, tc.want)
+		}
+	}
+}
+
+// A mount that sets no limit of its own has its tenant's, even when the
+// server's store carries limits of its own (its URL's max_files and
+// max_file_bytes): the tenant's replace the store's in every part of its
+// view, its mounts included.
+func TestTenantLimitsOverStoreLimits(t *testing.T) {
+	tokens, err := mcpserver.ParseTokens([]byte(`{"tenants": [
+		{"name": "bob", "token": "bob-token-0123456789abcdef0123456789ab", "max_files": 1, "max_file_bytes": 10, "mounts": [
+			{"name": "me", "prefix": "users/bob", "max_file_bytes": 20}, {"name": "team", "prefix": "team"}]}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := blob.WithLimits(mem.New(nil), blob.Limits{MaxFiles: 100, MaxFileBytes: 100})
+	bob, _ := tokens.Lookup("bob-token-0123456789abcdef0123456789ab")
+	h, err := mcpserver.TenantHandler(store, bob, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct{ input, want string }{
+		{`{"command":"create","path":"/memories/team/x.md","file_text":"0123456789x"}`,
+			"Error: File /memories/team/x.md would be 11 bytes, over the limit of 10 bytes per memory file"},
+		{`{"command":"create","path":"/memories/team/a.md","file_text":"a"}`, "File created successfully at: /memories/team/a.md"},
+		{`{"command":"create","path":"/memories/team/b.md","file_text":"b"}`,
+			"Error: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first."},
+		{`{"command":"create","path":"/memories/me/x.md","file_text":"0123456789x"}`, "File created successfully at: /memories/me/x.md"},
+		{`{"command":"create","path":"/memories/me/y.md","file_text":"y"}`,
+			"Error: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first."},
+	} {
+		if got := h.Execute(t.Context(), []byte(s.input)).Text; got != s.want {
+			t.Errorf("%s:\n got %q\nwant %q", s.input, got, s.want)
 		}
 	}
 }

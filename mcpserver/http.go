@@ -506,17 +506,17 @@ func tenantStore(store blob.Store, t *Tenant) (blob.Store, error) {
 		}
 		store = withPolicy(store, p)
 	}
-	if t != nil && len(t.Mounts) > 0 {
-		var err error
-		if store, err = tenantMounts(store, t.Mounts); err != nil {
-			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
-		}
-	}
-	if t != nil { // above the mount table, whose mounts fall back on them
+	if t != nil {
 		l, err := t.TreeLimits.parse()
 		if err != nil {
 			return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
 		}
+		if len(t.Mounts) > 0 {
+			if store, err = tenantMounts(store, t.Mounts, l); err != nil {
+				return nil, fmt.Errorf("mcpserver: tenant %q: %w", t.Name, err)
+			}
+		}
+		// Above the mount table too, whose view limit is the tenant's.
 		store = blob.WithLimits(store, l)
 	}
 	if t != nil && t.ReadOnly {
@@ -525,8 +525,11 @@ func tenantStore(store blob.Store, t *Tenant) (blob.Store, error) {
 	return store, nil
 }
 
-// tenantMounts returns the mount table of mounts over store.
-func tenantMounts(store blob.Store, mounts []TenantMount) (blob.Store, error) {
+// tenantMounts returns the mount table of mounts over store. Each mount
+// has its own limits where it sets them, else the tenant's (tenant), else
+// store's: a mount's limits are those its store reports (blob.MountPoint),
+// so the tenant's must be on each mount's store, not only above the table.
+func tenantMounts(store blob.Store, mounts []TenantMount, tenant blob.Limits) (blob.Store, error) {
 	table := make([]mount.Mount, len(mounts))
 	for i, m := range mounts {
 		s := store
@@ -545,7 +548,7 @@ func tenantMounts(store blob.Store, mounts []TenantMount) (blob.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mount %q: %w", m.Name, err)
 		}
-		s = blob.WithLimits(s, l)
+		s = blob.WithLimits(blob.WithLimits(s, tenant), l)
 		table[i] = mount.Mount{Name: m.Name, Store: s, ReadOnly: m.ReadOnly}
 	}
 	return mount.New(table)

@@ -70,7 +70,19 @@ func TestTenantLimitsRefused(t *testing.T) {
 		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "view_limit": 1.5}]}`,
 			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: view_limit=1.5: want a whole number from 1 to 1000000000, or off`},
 		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": true}]}`,
-			`mcpserver: bad tokens: the token file is not valid: a limit is a whole number, or "off"`},
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files=true: want a whole number from 1 to 1000000000, or off`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": ""}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files="": want a whole number from 1 to 1000000000, or off`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "mounts": [{"name": "m", "view_limit": [30]}]}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): mount "m": storeurl: view_limit=[30]: want a whole number from 1 to 1000000000, or off`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": 1e3}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files=1e3: want a whole number from 1 to 1000000000, or off`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_file_bytes": -1}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_file_bytes=-1: want a whole number from 1 to 1073741824`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": 99999999999999999999}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files=99999999999999999999: want a whole number from 1 to 1000000000, or off`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": "OFF"}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files=OFF: want a whole number from 1 to 1000000000, or off`},
 	} {
 		_, err := mcpserver.ParseTokens([]byte(tc.file))
 		if err == nil || err.Error() != tc.want || !errors.Is(err, mcpserver.ErrBadTokens) {

@@ -81,6 +81,8 @@ func TestTenantLimitsRefused(t *testing.T) {
 			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_file_bytes=-1: want a whole number from 1 to 1073741824`},
 		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": 99999999999999999999}]}`,
 			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files=99999999999999999999: want a whole number from 1 to 1000000000, or off`},
+		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": "null"}]}`,
+			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files=null: want a whole number from 1 to 1000000000, or off`},
 		{`{"tenants": [{"name": "a", "token": "a-token-0123456789abcdef", "max_files": "OFF"}]}`,
 			`mcpserver: bad tokens: tenant 1 ("a"): storeurl: max_files=OFF: want a whole number from 1 to 1000000000, or off`},
 	} {

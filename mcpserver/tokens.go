@@ -90,21 +90,22 @@ type TreeLimits struct {
 }
 
 // LimitValue is the value of one limit in TreeLimits, as a store URL
-// writes it ("500", "off"). From JSON it takes a number or a string.
+// writes it ("500", "off"); "" sets nothing.
 type LimitValue string
 
-// UnmarshalJSON takes a JSON number as its text, or a JSON string.
+// UnmarshalJSON takes a JSON string as its text and any other JSON value
+// (a number, true, []) as its JSON text, and an empty string as `""`, so
+// that TreeLimits.parse refuses every value a store URL would, naming the
+// field, and only a field that is absent (or null) sets nothing.
 func (v *LimitValue) UnmarshalJSON(data []byte) error {
-	var s string
-	if json.Unmarshal(data, &s) == nil {
-		*v = LimitValue(s)
+	if string(data) == "null" {
 		return nil
 	}
-	var n json.Number
-	if err := json.Unmarshal(data, &n); err != nil {
-		return errors.New("a limit is a whole number, or \"off\"")
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil || s == "" {
+		s = string(data)
 	}
-	*v = LimitValue(n)
+	*v = LimitValue(s)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +89,32 @@ func TestTenantMountsRefused(t *testing.T) {
 		_, err := mcpserver.ParseTokens([]byte(`{"tenants": [{"name": "alice", "token": "alice-token-0123456789abcdef0123456789", "mounts": ` + tc.mounts + `}]}`))
 		if err == nil || !errors.Is(err, mcpserver.ErrBadTokens) || !strings.HasSuffix(err.Error(), tc.want) {
 			t.Errorf("mounts %s: err = %v, want ErrBadTokens ending in %q", tc.mounts, err, tc.want)
+		}
+	}
+}
+
+// Mounts whose prefixes share only the start of a name ("a" and "ab") do
+// not overlap; prefixes that differ only in the case of their letters do,
+// since a case-insensitive file system (macOS, Windows) keeps them in one
+// directory, and so do prefixes written with a leading '/' (not a valid
+// store directory) or a trailing one.
+func TestTenantMountsOverlapEdges(t *testing.T) {
+	for _, tc := range []struct{ mounts, want string }{
+		{`[{"name": "a", "prefix": "a"}, {"name": "b", "prefix": "ab"}, {"name": "c", "prefix": "a.b"}, {"name": "d", "prefix": "b/a"}]`, ""},
+		{`[{"name": "team", "prefix": "Team"}, {"name": "me", "prefix": "team/me"}]`,
+			`mounts "team" and "me" overlap (prefixes "Team" and "team/me"): a file under both would escape the limits and the read-only flag of one; give each its own directory`},
+		{`[{"name": "a", "prefix": "x"}, {"name": "b", "prefix": "X/"}]`,
+			`mounts "a" and "b" overlap (prefixes "x" and "X/"): a file under both would escape the limits and the read-only flag of one; give each its own directory`},
+		{`[{"name": "a", "prefix": "x"}, {"name": "b", "prefix": "/x"}]`, `mount "b": prefix "/x" is not a valid store directory`},
+		{`[{"name": "a", "prefix": "x"}, {"name": "b", "prefix": "x//"}]`, `mount "b": prefix "x//" is not a valid store directory`},
+	} {
+		_, err := mcpserver.ParseTokens([]byte(`{"tenants": [{"name": "alice", "token": "alice-token-0123456789abcdef0123456789", "mounts": ` + tc.mounts + `}]}`))
+		want := ""
+		if tc.want != "" {
+			want = `mcpserver: bad tokens: tenant 1 ("alice"): ` + tc.want
+		}
+		if got := fmt.Sprint(err); err == nil && want != "" || err != nil && got != want {
+			t.Errorf("%s:\n got %v\nwant %s", tc.mounts, err, want)
 		}
 	}
 }

@@ -344,9 +344,10 @@ func checkTenant(t Tenant) error {
 }
 
 // nested reports whether the directory inner ("" is the whole store) is
-// the directory outer or lies beneath it.
+// the directory outer or lies beneath it, in any case of their letters: a
+// case-insensitive file system keeps "Team" and "team" in one directory.
 func nested(outer, inner string) bool {
-	outer, inner = strings.Trim(outer, "/"), strings.Trim(inner, "/")
+	outer, inner = strings.ToLower(strings.Trim(outer, "/")), strings.ToLower(strings.Trim(inner, "/"))
 	return outer == "" || inner == outer || strings.HasPrefix(inner, outer+"/")
 }
 

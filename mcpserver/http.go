@@ -478,8 +478,9 @@ func (h *HTTP) tenant(ctx context.Context, t *Tenant) (*Server, error) {
 
 // TenantHandler returns the handler of tenant t over store: the keys under
 // t.Prefix (blob.Prefix), under t's write policy and limits, with t.Mounts
-// placed in one tree (mount.New) when set, read-only when t.ReadOnly. A nil t is the whole store with opts as
-// given.
+// placed in one tree (mount.New) when set, read-only when t.ReadOnly. A
+// nil t is the whole store with opts as given. A limit set in opts wins
+// over t's, as it wins over a store URL's.
 func TenantHandler(store blob.Store, t *Tenant, opts memory.Options) (*memory.Handler, error) {
 	store, err := tenantStore(store, t)
 	if err != nil {

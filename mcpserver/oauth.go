@@ -487,7 +487,7 @@ func ParseClaimTenants(data []byte) (*ClaimTenants, error) {
 			if err := checkTenant(expand(t, "any")); err != nil {
 				return nil, fmt.Errorf("%w: tenant %d (\"*\"): %w", ErrBadTokens, i+1, err)
 			}
-			if err := readPolicies(&t); err != nil {
+			if err := loadTenant(&t); err != nil {
 				return nil, fmt.Errorf("%w: tenant %d (\"*\"): %w", ErrBadTokens, i+1, err)
 			}
 			t.Name = ""
@@ -501,7 +501,7 @@ func ParseClaimTenants(data []byte) (*ClaimTenants, error) {
 		if err := checkTenant(t); err != nil {
 			return nil, fmt.Errorf("%w: tenant %d (%q): %w", ErrBadTokens, i+1, t.Name, err)
 		}
-		if err := readPolicies(&t); err != nil {
+		if err := loadTenant(&t); err != nil {
 			return nil, fmt.Errorf("%w: tenant %d (%q): %w", ErrBadTokens, i+1, t.Name, err)
 		}
 		names[t.Name] = true

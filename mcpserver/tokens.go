@@ -144,10 +144,12 @@ func writePolicy(file, mode string) (*policy.Policy, error) {
 	return p, nil
 }
 
-// readPolicies reads the write policies of t and of its mounts (t.policy,
-// each mount's policy), so that a policy file is read once, when the
-// tenant is added, and checks their limits; its errors name the mount.
-func readPolicies(t *Tenant) error {
+// loadTenant readies t once, when the tenant is added: it reads the write
+// policies of t and of its mounts (t.policy, each mount's policy), so that
+// a policy file is read once, and checks their limits (TreeLimits.parse),
+// so that a bad value is refused with the token file. Its errors name the
+// mount.
+func loadTenant(t *Tenant) error {
 	var err error
 	if t.policy, err = writePolicy(t.Policy, t.Secrets); err != nil {
 		return err
@@ -281,7 +283,7 @@ func (ts *Tokens) add(sum [sha256.Size]byte, t Tenant) error {
 	if err := checkTenant(t); err != nil {
 		return err
 	}
-	if err := readPolicies(&t); err != nil {
+	if err := loadTenant(&t); err != nil {
 		return err
 	}
 	for _, e := range ts.entries {

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
@@ -120,6 +121,38 @@ func TestTenantLimitsOverStoreLimits(t *testing.T) {
 		{`{"command":"create","path":"/memories/me/x.md","file_text":"0123456789x"}`, "File created successfully at: /memories/me/x.md"},
 		{`{"command":"create","path":"/memories/me/y.md","file_text":"y"}`,
 			"Error: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first."},
+	} {
+		if got := h.Execute(t.Context(), []byte(s.input)).Text; got != s.want {
+			t.Errorf("%s:\n got %q\nwant %q", s.input, got, s.want)
+		}
+	}
+}
+
+// TenantSearch, which the web console and a server with search use, builds
+// the tenant's view as TenantHandler does: the tenant's and its mounts'
+// limits hold there too, over the store's.
+func TestTenantSearchLimits(t *testing.T) {
+	tokens, err := mcpserver.ParseTokens([]byte(`{"tenants": [
+		{"name": "bob", "token": "bob-token-0123456789abcdef0123456789ab", "max_files": 1, "mounts": [
+			{"name": "me", "prefix": "users/bob", "max_files": 2}, {"name": "team", "prefix": "team"}]}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, _ := tokens.Lookup("bob-token-0123456789abcdef0123456789ab")
+	h, _, err := mcpserver.TenantSearch(blob.WithLimits(mem.New(nil), blob.Limits{MaxFiles: 100}), bob, memory.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := func(n int) string {
+		return fmt.Sprintf("Error: The memory directory is full: it holds %d files, the limit is %d. Delete or merge files first.", n, n)
+	}
+	for _, s := range []struct{ input, want string }{
+		{`{"command":"create","path":"/memories/team/a.md","file_text":"a"}`, "File created successfully at: /memories/team/a.md"},
+		{`{"command":"create","path":"/memories/team/b.md","file_text":"b"}`, full(1)},
+		{`{"command":"create","path":"/memories/me/a.md","file_text":"a"}`, "File created successfully at: /memories/me/a.md"},
+		{`{"command":"create","path":"/memories/me/b.md","file_text":"b"}`, "File created successfully at: /memories/me/b.md"},
+		{`{"command":"create","path":"/memories/me/c.md","file_text":"c"}`, full(2)},
 	} {
 		if got := h.Execute(t.Context(), []byte(s.input)).Text; got != s.want {
 			t.Errorf("%s:\n got %q\nwant %q", s.input, got, s.want)

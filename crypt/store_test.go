@@ -322,3 +322,26 @@ func TestSharedIdentities(t *testing.T) {
 		})
 	}
 }
+
+// The key object's name in another case of its letters is refused too: a
+// case-insensitive file system (macOS, Windows) keeps ".CLOUDMEM/Crypt-Key"
+// at the key object, so a Put there would replace the key every object
+// needs. A DeleteTree of the tree that holds it, in any case, spares it.
+func TestKeyObjectIsReservedInAnyCase(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	for _, key := range []string{".CLOUDMEM/crypt-key", ".cloudmem/Crypt-Key"} {
+		_, err := f.store.Put(ctx, key, []byte("x"), blob.Cond{})
+		wantInvalid(t, "Put "+key, err)
+		wantInvalid(t, "Delete "+key, f.store.Delete(ctx, key, blob.Cond{}))
+	}
+	put(t, f.store, ".CloudMem/other", []byte("o"))
+	counter := blob.NewCounter(f.inner)
+	s := wrap(t, counter, config([]testKey{f.app}, f.app))
+	if err := blob.DeleteTree(ctx, s, ".CloudMem"); err != nil {
+		t.Fatalf("DeleteTree(.CloudMem): %v", err)
+	}
+	if n := counter.Counts().DeleteTree; n != 0 {
+		t.Fatalf("DeleteTree(.CloudMem) went to the inner store's DeleteTree (%d calls), which would delete the key object on a case-insensitive file system", n)
+	}
+}

@@ -109,11 +109,16 @@ func checkKey(key string) error {
 	if err := blob.CheckKey(key); err != nil {
 		return err
 	}
-	if key == keyObject {
+	if isKeyObject(key) {
 		return fmt.Errorf("crypt: %q is reserved for the store's integrity key: %w", key, blob.ErrInvalidKey)
 	}
 	return nil
 }
+
+// isKeyObject reports whether key names the key object in any case of its
+// letters: a case-insensitive file system (macOS, Windows) keeps
+// ".CLOUDMEM/crypt-key" at ".cloudmem/crypt-key".
+func isKeyObject(key string) bool { return strings.EqualFold(key, keyObject) }
 
 // size turns a stored Info into a plaintext one. A stored size that no
 // plaintext size produces (see plaintextSize) is reported as 0.
@@ -238,10 +243,11 @@ func (s *store) Rename(context.Context, string, string) error {
 // DeleteTree forwards to inner's DeleteTree (deleting needs no plaintext).
 // It returns errors.ErrUnsupported, so that blob.DeleteTree falls back
 // through this store, when inner has none or when dir is ".cloudmem", whose
-// tree holds the integrity key object this store must keep.
+// tree holds the integrity key object this store must keep (in any case of
+// its letters, as isKeyObject).
 func (s *store) DeleteTree(ctx context.Context, dir string) error {
 	d, ok := s.inner.(blob.Tree)
-	if !ok || strings.HasPrefix(keyObject, dir+"/") {
+	if !ok || len(dir) < len(keyObject) && strings.EqualFold(keyObject[:len(dir)+1], dir+"/") {
 		return errors.ErrUnsupported
 	}
 	return d.DeleteTree(ctx, dir)

@@ -175,7 +175,7 @@ func TestReservedNames(t *testing.T) {
 	root := t.TempDir()
 	s := open(t, root)
 	mustPut(t, s, "d/real", "r")
-	for _, p := range []string{".cloudmem-tmp-crashed", "d/.cloudmem-tmp-crashed", ".cloudmem-lock"} {
+	for _, p := range []string{".cloudmem-tmp-crashed", "d/.cloudmem-tmp-crashed", ".cloudmem-lock", "d/.CloudMem-tmp-crashed"} {
 		if err := os.WriteFile(filepath.Join(root, p), []byte("junk"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,10 @@ func TestReservedNames(t *testing.T) {
 	if got := keys(t, s); !slices.Equal(got, []string{"d/real"}) {
 		t.Fatalf("List = %q, want only d/real", got)
 	}
-	for _, key := range []string{".cloudmem-tmp-crashed", "d/.cloudmem-tmp-crashed", ".cloudmem-lock", ".cloudmem-x/y", "d/.cloudmem-"} {
+	// In any case of their letters: a case-insensitive file system (macOS,
+	// Windows) keeps .CLOUDMEM-lock at the lock file.
+	for _, key := range []string{".cloudmem-tmp-crashed", "d/.cloudmem-tmp-crashed", ".cloudmem-lock", ".cloudmem-x/y", "d/.cloudmem-",
+		".CLOUDMEM-lock", "d/.CloudMem-tmp-x", ".Cloudmem-X/y"} {
 		if _, _, err := s.Get(t.Context(), key, blob.MaxObjectBytes); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("Get(%q) error = %v, want ErrInvalidKey", key, err)
 		}

@@ -31,9 +31,16 @@ const (
 // reserved starts every name the store keeps for itself: the lock file
 // .cloudmem-lock, the key lock directory .cloudmem-keylocks, temporary
 // files .cloudmem-tmp-* and directories .cloudmem-trash-* being removed, all
-// at the root. No key may have a segment with this prefix, and listings skip
-// such names anywhere.
+// at the root. No key may have a segment with this prefix, in any case of
+// its letters, and listings skip such names anywhere (isReservedName).
 const reserved = blob.ReservedName + "-"
+
+// isReservedName reports whether the name of a file or directory starts
+// with reserved in any case of its letters: a case-insensitive file system
+// (macOS, Windows) keeps ".CLOUDMEM-lock" at the lock file.
+func isReservedName(name string) bool {
+	return len(name) >= len(reserved) && strings.EqualFold(name[:len(reserved)], reserved)
+}
 
 const lockName = reserved + "lock"
 

@@ -56,7 +56,7 @@ func checkKey(key string) error {
 // checkReserved refuses a valid key that has a segment this store reserves.
 func checkReserved(key string) error {
 	for seg := range strings.SplitSeq(key, "/") {
-		if strings.HasPrefix(seg, reserved) {
+		if isReservedName(seg) {
 			return fmt.Errorf("file: %q: %w: names starting with %q are reserved by the file store", key, blob.ErrInvalidKey, reserved)
 		}
 	}

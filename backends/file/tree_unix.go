@@ -52,7 +52,7 @@ func walk(ctx context.Context, dirfd int, dirKey, prefix string, out *[]blob.Inf
 			return err
 		}
 		key := dirKey + name
-		if strings.HasPrefix(name, reserved) || blob.CheckKey(key) != nil {
+		if isReservedName(name) || blob.CheckKey(key) != nil {
 			continue
 		}
 		st, err := lstatAt(dirfd, name)
@@ -110,7 +110,7 @@ func visitObjects(parentfd int, name string, fn func(dirfd int, name string, st 
 		return err
 	}
 	for _, n := range names {
-		if strings.HasPrefix(n, reserved) {
+		if isReservedName(n) {
 			continue
 		}
 		st, err := lstatAt(fd, n)

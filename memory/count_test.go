@@ -57,6 +57,19 @@ func memoryFiles(t testing.TB, s blob.Store, prefix string) map[string]string {
 	return out
 }
 
+// createUntilFull creates the files name(0), name(1), ... through h until a
+// create is refused, and fails the test if more than most succeed (the
+// limit does not hold, and the loop would not end).
+func createUntilFull(t *testing.T, h *memory.Handler, name func(i int) string, most int) {
+	t.Helper()
+	for i := 0; i <= most; i++ {
+		if createX(t.Context(), h, name(i)).IsError {
+			return
+		}
+	}
+	t.Fatalf("%d creates through one handler were not refused, over max_files=%d", most+1, most)
+}
+
 func fullText(n, limit int) string {
 	return fmt.Sprintf("Error: The memory directory is full: it holds %d files, the limit is %d. Delete or merge files first.", n, limit)
 }
@@ -779,22 +792,9 @@ func TestRacingDeletesThatMayRepeatKeepTheLimit(t *testing.T) {
 		wantText(t, "create", createX(ctx, h, fmt.Sprintf("h%d/first.md", i)), fmt.Sprintf("File created successfully at: /memories/h%d/first.md", i))
 	}
 	for i, h := range racers {
-		for j := 0; ; j++ {
-			if r := createX(ctx, h, fmt.Sprintf("h%d/f%d.md", i, j)); r.IsError {
-				break
-			}
-		}
+		createUntilFull(t, h, func(j int) string { return fmt.Sprintf("h%d/f%d.md", i, j) }, maxFiles)
 	}
-	files := 0
-	for info, err := range store.Store.List(ctx, "") {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !memory.IsBookkeeping(info.Key) {
-			files++
-		}
-	}
-	if files != maxFiles {
+	if files := len(memoryFiles(t, store.Store, "")); files != maxFiles {
 		t.Errorf("the store holds %d files after two racing deletes of one file and creates until full, want max_files=%d", files, maxFiles)
 	}
 }

@@ -330,21 +330,8 @@ func TestRenameRacingADeleteKeepsTheLimit(t *testing.T) {
 	wantText(t, "create o.md", createX(ctx, deleter, "o.md"), "File created successfully at: /memories/o.md")
 	wantText(t, "rename", renamer.Rename(ctx, "/memories/a.md", "/memories/b.md"), "Successfully renamed /memories/a.md to /memories/b.md")
 	wantText(t, "delete", deleted, "Successfully deleted /memories/a.md")
-	for i := 0; ; i++ {
-		if r := createX(ctx, deleter, fmt.Sprintf("f%d.md", i)); r.IsError {
-			break
-		}
-	}
-	files := 0
-	for info, err := range inner.List(ctx, "") {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !memory.IsBookkeeping(info.Key) {
-			files++
-		}
-	}
-	if files != maxFiles {
+	createUntilFull(t, deleter, func(i int) string { return fmt.Sprintf("f%d.md", i) }, maxFiles)
+	if files := len(memoryFiles(t, inner, "")); files != maxFiles {
 		t.Errorf("the store holds %d files after a rename raced by a delete and creates until full, want max_files=%d", files, maxFiles)
 	}
 }

@@ -16,48 +16,62 @@ import (
 // replace the tenant's within that mount, whose others fall back on the
 // tenant's.
 func TestTenantLimits(t *testing.T) {
-	tokens, err := mcpserver.ParseTokens([]byte(`{"tenants": [
+	tokens := `{"tenants": [
 		{"name": "alice", "token": "alice-token-0123456789abcdef0123456789", "prefix": "alice",
 		 "max_files": 2, "view_limit": "30"},
 		{"name": "bob", "token": "bob-token-0123456789abcdef0123456789ab", "max_file_bytes": 10, "mounts": [
 			{"name": "me", "prefix": "users/bob", "max_files": "1"}, {"name": "team", "prefix": "team"}]}
-	]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := t.Context()
+	]}`
 	store := mem.New(nil)
-	alice, _ := tokens.Lookup("alice-token-0123456789abcdef0123456789")
-	bob, _ := tokens.Lookup("bob-token-0123456789abcdef0123456789ab")
-	ha, err := mcpserver.TenantHandler(store, alice, memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb, err := mcpserver.TenantHandler(store, bob, memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []struct {
-		h                *memory.Handler
-		who, input, want string
-	}{
-		{ha, "alice", `{"command":"create","path":"/memories/a.md","file_text":"abcdefgh\nijklmnop\nqrstuvwx\n"}`, "File created successfully at: /memories/a.md"},
-		{ha, "alice", `{"command":"create","path":"/memories/b.md","file_text":"b"}`, "File created successfully at: /memories/b.md"},
-		{ha, "alice", `{"command":"create","path":"/memories/c.md","file_text":"c"}`,
+	wantTexts(t, tenantHandler(t, store, tokens, "alice-token-0123456789abcdef0123456789"), []step{
+		{`{"command":"create","path":"/memories/a.md","file_text":"abcdefgh\nijklmnop\nqrstuvwx\n"}`, "File created successfully at: /memories/a.md"},
+		{`{"command":"create","path":"/memories/b.md","file_text":"b"}`, "File created successfully at: /memories/b.md"},
+		{`{"command":"create","path":"/memories/c.md","file_text":"c"}`,
 			"Error: The memory directory is full: it holds 2 files, the limit is 2. Delete or merge files first."},
-		{ha, "alice", `{"command":"view","path":"/memories/a.md"}`,
+		{`{"command":"view","path":"/memories/a.md"}`,
 			"Here's the content of /memories/a.md with line numbers:\n     1\tabcdefgh\n[Output truncated: showing lines 1-1 of 4. Use view_range to see more.]"},
-		{hb, "bob", `{"command":"create","path":"/memories/me/a.md","file_text":"a"}`, "File created successfully at: /memories/me/a.md"},
-		{hb, "bob", `{"command":"create","path":"/memories/me/b.md","file_text":"b"}`,
+	})
+	wantTexts(t, tenantHandler(t, store, tokens, "bob-token-0123456789abcdef0123456789ab"), []step{
+		{`{"command":"create","path":"/memories/me/a.md","file_text":"a"}`, "File created successfully at: /memories/me/a.md"},
+		{`{"command":"create","path":"/memories/me/b.md","file_text":"b"}`,
 			"Error: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first."},
-		{hb, "bob", `{"command":"create","path":"/memories/team/x.md","file_text":"0123456789x"}`,
+		{`{"command":"create","path":"/memories/team/x.md","file_text":"0123456789x"}`,
 			"Error: File /memories/team/x.md would be 11 bytes, over the limit of 10 bytes per memory file"},
-		{hb, "bob", `{"command":"create","path":"/memories/team/y.md","file_text":"y"}`, "File created successfully at: /memories/team/y.md"},
-	} {
-		if got := s.h.Execute(ctx, []byte(s.input)).Text; got != s.want {
-			t.Errorf("%s %s:\n got %q\nwant %q", s.who, s.input, got, s.want)
+		{`{"command":"create","path":"/memories/team/y.md","file_text":"y"}`, "File created successfully at: /memories/team/y.md"},
+	})
+}
+
+// step is one command input and the whole text it must answer.
+type step struct{ input, want string }
+
+// wantTexts runs each step's input through h, in order, and compares the
+// whole text of its answer.
+func wantTexts(t *testing.T, h *memory.Handler, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		if got := h.Execute(t.Context(), []byte(s.input)).Text; got != s.want {
+			t.Errorf("%s:\n got %q\nwant %q", s.input, got, s.want)
 		}
 	}
+}
+
+// tenantHandler returns TenantHandler over store for the tenant of token in
+// the token file tokens.
+func tenantHandler(t *testing.T, store blob.Store, tokens, token string) *memory.Handler {
+	t.Helper()
+	ts, err := mcpserver.ParseTokens([]byte(tokens))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant, ok := ts.Lookup(token)
+	if !ok {
+		t.Fatalf("no tenant has the token %q", token)
+	}
+	h, err := mcpserver.TenantHandler(store, tenant, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // A bad limit in the token file is refused when the file is read, with the
@@ -99,20 +113,12 @@ func TestTenantLimitsRefused(t *testing.T) {
 // max_file_bytes): the tenant's replace the store's in every part of its
 // view, its mounts included.
 func TestTenantLimitsOverStoreLimits(t *testing.T) {
-	tokens, err := mcpserver.ParseTokens([]byte(`{"tenants": [
+	store := blob.WithLimits(mem.New(nil), blob.Limits{MaxFiles: 100, MaxFileBytes: 100})
+	h := tenantHandler(t, store, `{"tenants": [
 		{"name": "bob", "token": "bob-token-0123456789abcdef0123456789ab", "max_files": 1, "max_file_bytes": 10, "mounts": [
 			{"name": "me", "prefix": "users/bob", "max_file_bytes": 20}, {"name": "team", "prefix": "team"}]}
-	]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := blob.WithLimits(mem.New(nil), blob.Limits{MaxFiles: 100, MaxFileBytes: 100})
-	bob, _ := tokens.Lookup("bob-token-0123456789abcdef0123456789ab")
-	h, err := mcpserver.TenantHandler(store, bob, memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []struct{ input, want string }{
+	]}`, "bob-token-0123456789abcdef0123456789ab")
+	wantTexts(t, h, []step{
 		{`{"command":"create","path":"/memories/team/x.md","file_text":"0123456789x"}`,
 			"Error: File /memories/team/x.md would be 11 bytes, over the limit of 10 bytes per memory file"},
 		{`{"command":"create","path":"/memories/team/a.md","file_text":"a"}`, "File created successfully at: /memories/team/a.md"},
@@ -121,11 +127,7 @@ func TestTenantLimitsOverStoreLimits(t *testing.T) {
 		{`{"command":"create","path":"/memories/me/x.md","file_text":"0123456789x"}`, "File created successfully at: /memories/me/x.md"},
 		{`{"command":"create","path":"/memories/me/y.md","file_text":"y"}`,
 			"Error: The memory directory is full: it holds 1 files, the limit is 1. Delete or merge files first."},
-	} {
-		if got := h.Execute(t.Context(), []byte(s.input)).Text; got != s.want {
-			t.Errorf("%s:\n got %q\nwant %q", s.input, got, s.want)
-		}
-	}
+	})
 }
 
 // TenantSearch, which the web console and a server with search use, builds
@@ -147,15 +149,11 @@ func TestTenantSearchLimits(t *testing.T) {
 	full := func(n int) string {
 		return fmt.Sprintf("Error: The memory directory is full: it holds %d files, the limit is %d. Delete or merge files first.", n, n)
 	}
-	for _, s := range []struct{ input, want string }{
+	wantTexts(t, h, []step{
 		{`{"command":"create","path":"/memories/team/a.md","file_text":"a"}`, "File created successfully at: /memories/team/a.md"},
 		{`{"command":"create","path":"/memories/team/b.md","file_text":"b"}`, full(1)},
 		{`{"command":"create","path":"/memories/me/a.md","file_text":"a"}`, "File created successfully at: /memories/me/a.md"},
 		{`{"command":"create","path":"/memories/me/b.md","file_text":"b"}`, "File created successfully at: /memories/me/b.md"},
 		{`{"command":"create","path":"/memories/me/c.md","file_text":"c"}`, full(2)},
-	} {
-		if got := h.Execute(t.Context(), []byte(s.input)).Text; got != s.want {
-			t.Errorf("%s:\n got %q\nwant %q", s.input, got, s.want)
-		}
-	}
+	})
 }

@@ -626,14 +626,10 @@ func (h *Handler) sourceGone(ctx context.Context, key string) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	ckey := h.countKey(key)
-	ref, ok := h.counts.lookup(ckey)
-	if !ok {
-		var err error
-		if ref, err = h.readCount(ctx, ckey); err != nil {
-			h.countFailed(ctx, err)
-			return
-		}
+	ref, _, err := h.known(ctx, h.countKey(key))
+	if err != nil {
+		h.countFailed(ctx, err)
+		return
 	}
 	_ = h.update(ctx, ref, func(st *fileCount, _ bool) bool {
 		st.Files++

@@ -322,18 +322,26 @@ func TestStaleEntryRemovalRaces(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
+			createParent := func() {
+				_, err := cleaner.Put(ctx, "d", []byte("d"), blob.Cond{IfAbsent: true})
+				switch {
+				case err == nil:
+					parents[i] = true
+				case !errors.Is(err, blob.ErrPrecondition):
+					errs <- fmt.Errorf("cleaner %d: Put: %w", i, err)
+				}
+			}
+			if i%2 == 1 { // half of them before their listings, half after
+				createParent()
+			}
 			for range 3 {
 				if _, err := blob.ListAll(ctx, cleaner, "d/"); err != nil {
 					errs <- fmt.Errorf("cleaner %d: List: %w", i, err)
 					return
 				}
 			}
-			_, err := cleaner.Put(ctx, "d", []byte("d"), blob.Cond{IfAbsent: true})
-			switch {
-			case err == nil:
-				parents[i] = true
-			case !errors.Is(err, blob.ErrPrecondition):
-				errs <- fmt.Errorf("cleaner %d: Put: %w", i, err)
+			if i%2 == 0 {
+				createParent()
 			}
 		}()
 	}

@@ -5,7 +5,13 @@ import goredis "github.com/redis/go-redis/v9"
 // The Lua scripts below are the only code that writes a store's keys. Each
 // runs atomically on the server, makes every check before its first write
 // (so that a failed check changes nothing), and touches only keys of one
-// store, which share one cluster hash tag (see keys). The object keys of
+// store, which share one cluster hash tag (see keys). The one write a
+// script may make before or without passing its checks is removing a
+// stale index entry, one whose object is gone (an evicted key, or one
+// another program deleted): no call of the store can tell the difference,
+// and since the script checks that the object is missing in the same
+// atomic run, it never removes the entry of an object another writer has
+// just created. The object keys of
 // rename, deleteTree and list are built inside the script from the object
 // name prefix passed in ARGV, which is legal because they hash to the same
 // slot as the declared keys.
@@ -66,7 +72,8 @@ redis.call('SET', KEYS[3], out, 'PX', ARGV[5])
 return {1, out}
 `)
 
-// deleteScript removes an object if its condition holds.
+// deleteScript removes an object if its condition holds. When the object
+// is missing, it removes the object's index entry, if stale.
 //
 //	KEYS: idx, mark, object
 //	ARGV: blob key, mode ("" unconditional, "a" if absent, "v" if version), version, mark TTL in ms
@@ -74,7 +81,10 @@ return {1, out}
 var deleteScript = goredis.NewScript(`
 if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
 local cur = redis.call('HGET', KEYS[3], 'v')
-if not cur then return 0 end
+if not cur then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return 0
+end
 if ARGV[2] == 'a' then return -1 end
 if ARGV[2] == 'v' and cur ~= ARGV[3] then return -1 end
 redis.call('DEL', KEYS[3])
@@ -85,9 +95,10 @@ return 1
 
 // renameScript moves the object src, or else every object under src/, to
 // the same place under dst, giving each a new version and mtime. Like a
-// new object, dst must not clash with a name (putScript). An index
-// entry whose object is gone (only a server that evicts keys loses one) is
-// dropped rather than failing the script halfway.
+// new object, dst must not clash with a name (putScript). Only objects
+// that exist are moved and counted: the stale index entries it meets at
+// src and under src/ are removed, so that an evicted src is "nothing at
+// src" (or the directory src/, if objects lie under it).
 //
 //	KEYS: idx, seq, mark
 //	ARGV: object name prefix, src, dst, mark TTL in ms
@@ -98,11 +109,22 @@ var renameScript = goredis.NewScript(`
 local done = redis.call('GET', KEYS[3])
 if done then return tonumber(done) end
 local obj, src, dst = ARGV[1], ARGV[2], ARGV[3]
-local moves
+local moves = {}
 if redis.call('ZSCORE', KEYS[1], src) then
-  moves = {src}
-else
-  moves = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. src .. '/', '(' .. src .. '/\255')
+  if redis.call('EXISTS', obj .. src) == 1 then
+    moves = {src}
+  else
+    redis.call('ZREM', KEYS[1], src)
+  end
+end
+if #moves == 0 then
+  for _, k in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], '[' .. src .. '/', '(' .. src .. '/\255')) do
+    if redis.call('EXISTS', obj .. k) == 1 then
+      moves[#moves + 1] = k
+    else
+      redis.call('ZREM', KEYS[1], k)
+    end
+  end
   if #moves == 0 then return 0 end
 end
 if redis.call('EXISTS', obj .. dst) == 1 then return -1 end
@@ -112,17 +134,16 @@ local m = string.format('%s%06d', t[1], t[2])
 for _, from in ipairs(moves) do
   local to = dst .. string.sub(from, string.len(src) + 1)
   redis.call('ZREM', KEYS[1], from)
-  if redis.call('EXISTS', obj .. from) == 1 then
-    redis.call('RENAME', obj .. from, obj .. to)
-    redis.call('HSET', obj .. to, 'v', redis.call('INCR', KEYS[2]), 'm', m)
-    redis.call('ZADD', KEYS[1], 0, to)
-  end
+  redis.call('RENAME', obj .. from, obj .. to)
+  redis.call('HSET', obj .. to, 'v', redis.call('INCR', KEYS[2]), 'm', m)
+  redis.call('ZADD', KEYS[1], 0, to)
 end
 redis.call('SET', KEYS[3], #moves, 'PX', ARGV[4])
 return #moves
 `)
 
-// deleteTreeScript deletes every object under dir/.
+// deleteTreeScript deletes every object under dir/ and removes their index
+// entries, the stale ones included; only objects that existed are counted.
 //
 //	KEYS: idx, mark
 //	ARGV: object name prefix, dir, mark TTL in ms
@@ -133,16 +154,21 @@ if done then return tonumber(done) end
 local lo, hi = '[' .. ARGV[2] .. '/', '(' .. ARGV[2] .. '/\255'
 local members = redis.call('ZRANGEBYLEX', KEYS[1], lo, hi)
 if #members == 0 then return 0 end
+local deleted = 0
 for _, k in ipairs(members) do
-  redis.call('DEL', ARGV[1] .. k)
+  deleted = deleted + redis.call('DEL', ARGV[1] .. k)
 end
 redis.call('ZREMRANGEBYLEX', KEYS[1], lo, hi)
-redis.call('SET', KEYS[2], #members, 'PX', ARGV[3])
-return #members
+if deleted == 0 then return 0 end
+redis.call('SET', KEYS[2], deleted, 'PX', ARGV[3])
+return deleted
 `)
 
 // listScript reads one page of the index and the metadata of each object on
-// it, atomically, so that a page is a consistent snapshot.
+// it, atomically, so that a page is a consistent snapshot. It leaves out,
+// and removes, the stale entries it meets. The removal is a pcall: a
+// server or user that refuses writes (a replica, an ACL without ZREM) still
+// lists, leaving the entries in place.
 //
 //	KEYS: idx
 //	ARGV: object name prefix, ZRANGEBYLEX min, max, page size
@@ -159,6 +185,8 @@ for _, k in ipairs(members) do
     out[#out + 1] = h[1]
     out[#out + 1] = h[2]
     out[#out + 1] = h[3]
+  else
+    redis.pcall('ZREM', KEYS[1], k)
   end
 end
 return out
@@ -168,8 +196,9 @@ return out
 // expression key would make a name both an object and a directory in the
 // index idx, whose objects' keys start with the expression obj: an
 // ancestor of it is an object, or an object lies under it. An index entry
-// whose object is gone (only a server that evicts keys loses one) is no
-// object, as for Stat and List: it is skipped. Index members are valid
+// whose object is gone is no object, as for Stat and List: an ancestor's is
+// skipped (the check reads no ancestor's entry), and one under key is
+// removed, so that the next check does not meet it. Index members are valid
 // UTF-8 (blob.CheckKey), which never holds the byte 0xff, so
 // '(' .. key .. '/\255' bounds every key under key/.
 func clashCheck(idx, obj, key, refused string) string {
@@ -183,6 +212,7 @@ while true do
   local under = redis.call('ZRANGEBYLEX', ` + idx + `, lo, '(' .. ` + key + ` .. '/\255', 'LIMIT', 0, 1)
   if #under == 0 then break end
   if redis.call('EXISTS', ` + obj + ` .. under[1]) == 1 then return ` + refused + ` end
+  redis.call('ZREM', ` + idx + `, under[1])
   lo = '(' .. under[1]
 end`
 }

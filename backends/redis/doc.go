@@ -80,6 +80,24 @@
 // listed can then be seen at neither or both places. An index member that
 // is not a valid blob key (another program's write) is skipped.
 //
+// An index entry whose object is gone (a key evicted by a server that
+// evicts, or deleted by another program) is no object: Get and Stat report
+// the key missing, List leaves it out, Delete answers as for a missing key,
+// and it keeps no name from being created, as an object or a directory. Rename
+// moves only objects that exist: when src's is gone it moves the directory
+// src/ instead, and when nothing at or under src exists it fails with
+// blob.ErrNotExist and moves nothing; DeleteTree of a directory whose
+// objects are all gone likewise fails with blob.ErrNotExist. The first
+// script to meet such an entry removes it: List; Delete of its key; Rename
+// from it or from a directory above it; DeleteTree of a directory above
+// it; and a create of, or a Rename onto, a name above it, whose check for
+// objects under the new name reads the index. The script finds the object
+// missing and removes the entry in one atomic run, so an entry whose
+// object a racing writer has just created is never removed. This costs no
+// request: the index is mended inside the calls' own scripts. A List by a
+// user whose ACL refuses writes leaves the entries in place and still
+// lists.
+//
 // The store is a blob.Locker shared by every client of the prefix. A lock
 // is a 5-second lease that its holder renews every second until it
 // unlocks, so a holder that dies (kill -9, a lost host) keeps the other
@@ -115,6 +133,7 @@
 // Redis 5.0 or later (the scripts call TIME, which needs script effects
 // replication, the default since 5.0); tested against Redis 7.0, one server
 // and a cluster. The server must not evict keys (maxmemory-policy
-// noeviction, the default): an evicted key is a lost memory, and an evicted
-// index would hide the store's files from List.
+// noeviction, the default): an evicted key is a lost memory (its index
+// entry is removed when met, see Guarantees), and an evicted index would
+// hide the store's files from List.
 package redis

@@ -146,6 +146,15 @@ func TestStaleEntryRemovedWhenMet(t *testing.T) {
 			index:   []string{"d/b", "d/c"},
 		},
 		{
+			// So does the clash check of a Rename onto "d".
+			name:    "Rename onto a parent",
+			live:    []string{"s"},
+			evicted: []string{"d/a", "d/b"},
+			call:    func(ctx context.Context, s blob.Store) error { return blob.Rename(ctx, s, "s", "d") },
+			listed:  []string{"d"},
+			index:   []string{"d"},
+		},
+		{
 			name:    "Delete",
 			live:    []string{"b"},
 			evicted: []string{"a"},
@@ -383,5 +392,45 @@ func TestStaleEntryRemovalRaces(t *testing.T) {
 	}
 	if got := f.index(t); !slices.Equal(got, want) {
 		t.Errorf("index = %q, want the acknowledged %q", got, want)
+	}
+}
+
+// TestListByReadOnlyUser: a List by a user whose ACL grants no writes
+// lists the live objects and leaves the stale entries it cannot remove.
+func TestListByReadOnlyUser(t *testing.T) {
+	f := newEvictFixture(t)
+	f.put(t, "a", "b")
+	f.evict(t, "a")
+	ctx := t.Context()
+	user, password := "evicttest-reader-"+rand.Text(), rand.Text()
+	err := f.raw.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "~*", "resetchannels", "+@read", "+@scripting").Err()
+	if err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := f.raw.Do(context.Background(), "ACL", "DELUSER", user).Err(); err != nil {
+			t.Errorf("cleanup: ACL DELUSER: %v", err)
+		}
+	})
+	client := goredis.NewClient(&goredis.Options{Addr: lockServer(t), Username: user, Password: password})
+	t.Cleanup(func() { client.Close() })
+	reader, err := Open(ctx, client, &Options{Prefix: f.prefix})
+	if err != nil {
+		t.Fatalf("Open as %s: %v", user, err)
+	}
+	// The user cannot write: the check that it is the ACL that keeps the
+	// entry, not a List that never tried.
+	if _, err := reader.Put(ctx, "c", []byte("c"), blob.Cond{}); err == nil {
+		t.Fatal("Put by the read-only user succeeded")
+	}
+	infos, err := blob.ListAll(ctx, reader, "")
+	if err != nil {
+		t.Fatalf("List by the read-only user: %v", err)
+	}
+	if got, want := blob.Keys(infos), []string{"b"}; !slices.Equal(got, want) {
+		t.Errorf("List by the read-only user = %q, want %q", got, want)
+	}
+	if got, want := f.index(t), []string{"a", "b"}; !slices.Equal(got, want) {
+		t.Errorf("index after the read-only List = %q, want %q", got, want)
 	}
 }

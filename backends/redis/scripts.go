@@ -166,9 +166,9 @@ return deleted
 
 // listScript reads one page of the index and the metadata of each object on
 // it, atomically, so that a page is a consistent snapshot. It leaves out,
-// and removes, the stale entries it meets. The removal is a pcall: a
-// server or user that refuses writes (a replica, an ACL without ZREM) still
-// lists, leaving the entries in place.
+// and removes, the stale entries it meets. The removal is a pcall, so that
+// a user whose ACL refuses writes still lists, leaving the entries in
+// place.
 //
 //	KEYS: idx
 //	ARGV: object name prefix, ZRANGEBYLEX min, max, page size

@@ -56,9 +56,10 @@
 // # Guarantees
 //
 // Put, Delete, Rename and DeleteTree each run as one Lua script, which makes
-// its checks before its first write: a condition (IfAbsent, IfVersion) is
-// enforced by the server, and of N racing conditional writers exactly one
-// wins. Rename (a key or a whole tree) and DeleteTree are atomic: another
+// its checks before its first write (but for removing the stale index
+// entries it meets, which no call can see; see below): a condition
+// (IfAbsent, IfVersion) is enforced by the server, and of N racing
+// conditional writers exactly one wins. Rename (a key or a whole tree) and DeleteTree are atomic: another
 // client sees the tree entirely before or entirely after. Every write takes
 // a new version from the store's counter, so a version is never reused, even
 // by a key that is deleted and created again. Modified is the server's

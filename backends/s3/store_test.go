@@ -85,7 +85,7 @@ func TestParseURLReservedPrefix(t *testing.T) {
 	for _, tt := range []struct{ url, want string }{
 		{"s3://b/.cloudmem/history", `s3: prefix ".cloudmem/history": the segment .cloudmem is reserved for cloudmem's bookkeeping`},
 		{"s3://b/team/.cloudmem-locks?prefix=x", `s3: prefix "team/.cloudmem-locks/x": the segment .cloudmem-locks is reserved for cloudmem's bookkeeping`},
-		{"s3://b/team?prefix=.cloudmem-locks", `storeurl: prefix=.cloudmem-locks: the segment .cloudmem-locks is reserved for cloudmem's bookkeeping`},
+		{"s3://b/team?prefix=.cloudmem-locks", `storeurl: prefix=".cloudmem-locks": the segment .cloudmem-locks is reserved for cloudmem's bookkeeping`},
 	} {
 		u, err := url.Parse(tt.url)
 		if err != nil {

@@ -19,35 +19,29 @@ const ReservedName = ".cloudmem"
 const EncryptionKeyName = ReservedName + "/crypt-key"
 
 // IsReservedSegment reports whether one path segment is reserved: equal to
-// ReservedName or starting with ReservedName+"-", in any case of its ASCII
-// letters (a case-insensitive file system keeps ".CLOUDMEM" at
-// ".cloudmem").
+// ReservedName or starting with ReservedName+"-", in any case of its
+// letters as EqualFold compares them (a case-insensitive file system keeps
+// ".CLOUDMEM" at ".cloudmem"). No rune outside ASCII folds to a byte of
+// ReservedName+"-" (TestNoLookAlikeOfTheReservedName), so a reserved
+// segment starts with as many bytes as ReservedName.
 func IsReservedSegment(seg string) bool {
 	n := len(ReservedName)
-	return len(seg) >= n && asciiEqualFold(seg[:n], ReservedName) && (len(seg) == n || seg[n] == '-')
+	return len(seg) >= n && EqualFold(seg[:n], ReservedName) && (len(seg) == n || seg[n] == '-')
 }
 
-// asciiEqualFold reports whether a and b are equal but for the case of
-// ASCII letters (strings.EqualFold also folds U+212A KELVIN SIGN and
-// U+017F LATIN SMALL LETTER LONG S, which a file system does not).
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
+// EqualFold reports whether a and b (keys, segments, or parts of them) are
+// one name to cloudmem's reserved names: equal under Unicode case folding,
+// as strings.EqualFold compares. It is the one rule by which every layer
+// matches a reserved name in another case (IsReservedSegment, the file
+// store's own names, the encryption layer's key object), so that no layer
+// takes for an ordinary key a name another keeps for itself. It folds more
+// than ASCII letters on purpose: U+212A KELVIN SIGN is k, and U+017F LATIN
+// SMALL LETTER LONG S is s. macOS's case-insensitive APFS, which also
+// ignores Unicode normalization, keeps "crypt-\u212aey" at "crypt-key"
+// (the Kelvin sign is a canonical equivalent of K); refusing such a
+// look-alike costs nothing, and taking it for an ordinary key could
+// overwrite the name it looks like.
+func EqualFold(a, b string) bool { return strings.EqualFold(a, b) }
 
 // IsReserved reports whether any segment of key is reserved (see
 // ReservedName). The empty key is not reserved.

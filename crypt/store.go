@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"strings"
 	"sync/atomic"
 
 	"github.com/cloudmem/cloudmem/blob"
@@ -116,9 +115,10 @@ func checkKey(key string) error {
 }
 
 // isKeyObject reports whether key names the key object in any case of its
-// letters: a case-insensitive file system (macOS, Windows) keeps
-// ".CLOUDMEM/crypt-key" at ".cloudmem/crypt-key".
-func isKeyObject(key string) bool { return strings.EqualFold(key, keyObject) }
+// letters, as blob.EqualFold compares them (the rule of every layer, which
+// takes the Kelvin sign for k): a case-insensitive file system (macOS,
+// Windows) keeps ".CLOUDMEM/crypt-key" at ".cloudmem/crypt-key".
+func isKeyObject(key string) bool { return blob.EqualFold(key, keyObject) }
 
 // size turns a stored Info into a plaintext one. A stored size that no
 // plaintext size produces (see plaintextSize) is reported as 0.
@@ -247,7 +247,7 @@ func (s *store) Rename(context.Context, string, string) error {
 // its letters, as isKeyObject).
 func (s *store) DeleteTree(ctx context.Context, dir string) error {
 	d, ok := s.inner.(blob.Tree)
-	if !ok || len(dir) < len(keyObject) && strings.EqualFold(keyObject[:len(dir)+1], dir+"/") {
+	if !ok || len(dir) < len(keyObject) && blob.EqualFold(keyObject[:len(dir)+1], dir+"/") {
 		return errors.ErrUnsupported
 	}
 	return d.DeleteTree(ctx, dir)

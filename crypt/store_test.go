@@ -323,6 +323,26 @@ func TestSharedIdentities(t *testing.T) {
 	}
 }
 
+// TestKelvinSign: the store refuses a key exactly when blob.EqualFold (the
+// rule blob and the file store use too) takes it for the key object: the
+// Kelvin sign is k there, as mixed ASCII case is, and a look-alike of
+// another rune is an ordinary key.
+func TestKelvinSign(t *testing.T) {
+	f := newFixture(t)
+	for key, refused := range map[string]bool{
+		".cloudmem/crypt-\u212aey":  true,
+		".CLOUDMEM/Crypt-\u212aEY":  true,
+		".CloudMem/CRYPT-KEY":       true,
+		".cloudmem/crypt-\u0137ey":  false, // k with cedilla
+		".cloudmem/crypt-\u212aeys": false,
+	} {
+		_, err := f.store.Put(t.Context(), key, []byte("x"), blob.Cond{})
+		if got := errors.Is(err, blob.ErrInvalidKey); got != refused || refused != blob.EqualFold(key, blob.EncryptionKeyName) {
+			t.Errorf("Put(%q) = %v; refused %v, want %v", key, err, got, refused)
+		}
+	}
+}
+
 // The key object's name in another case of its letters is refused too: a
 // case-insensitive file system (macOS, Windows) keeps ".CLOUDMEM/Crypt-Key"
 // at the key object, so a Put there would replace the key every object

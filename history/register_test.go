@@ -91,11 +91,11 @@ func TestStoreURL(t *testing.T) {
 		blob.Close(s)
 	}
 	for q, want := range map[string]string{
-		"?history=maybe":              "history: history=maybe: want on or off",
+		"?history=maybe":              "history: history=\"maybe\": want on or off",
 		"?history_keep=2":             "history: history_keep needs history=on",
-		"?history=on&history_keep=x":  "history: history_keep=x: want a whole number, 0 or more",
+		"?history=on&history_keep=x":  "history: history_keep=\"x\": want a whole number, 0 or more",
 		"?history=on&history=on":      "storeurl: parameter history given 2 times",
-		"?history=on&history_max_age": "history: history_max_age=: want a duration such as 720h or 30d",
+		"?history=on&history_max_age": "history: history_max_age=\"\": want a duration such as 720h or 30d",
 	} {
 		_, err := storeurl.Open(ctx, "file://"+t.TempDir()+q)
 		if err == nil || err.Error() != want {

@@ -41,7 +41,7 @@ func ParseParams(q url.Values) (opts Options, on bool, err error) {
 			on = true
 		case "off", "false", "0":
 		default:
-			return Options{}, false, fmt.Errorf("history: %s=%s: want on or off", ParamHistory, v[0])
+			return Options{}, false, fmt.Errorf("history: %s=%q: want on or off", ParamHistory, v[0])
 		}
 	}
 	for _, name := range Params[1:] {
@@ -52,14 +52,14 @@ func ParseParams(q url.Values) (opts Options, on bool, err error) {
 	if v, ok := q[ParamKeep]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 0 {
-			return Options{}, false, fmt.Errorf("history: %s=%s: want a whole number, 0 or more", ParamKeep, v[0])
+			return Options{}, false, fmt.Errorf("history: %s=%q: want a whole number, 0 or more", ParamKeep, v[0])
 		}
 		opts.Keep = n
 	}
 	if v, ok := q[ParamMaxAge]; ok {
 		d, err := parseAge(v[0])
 		if err != nil {
-			return Options{}, false, fmt.Errorf("history: %s=%s: %w", ParamMaxAge, v[0], err)
+			return Options{}, false, fmt.Errorf("history: %s=%q: %w", ParamMaxAge, v[0], err)
 		}
 		opts.MaxAge = d
 	}

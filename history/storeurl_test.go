@@ -29,12 +29,13 @@ func TestParseParams(t *testing.T) {
 		}
 	}
 	bad := []struct{ query, err string }{
-		{"history=yes", "history: history=yes: want on or off"},
+		{"history=yes", "history: history=\"yes\": want on or off"},
 		{"history=on&history=off", "history: parameter history given 2 times"},
 		{"history_keep=3", "history: history_keep needs history=on"},
-		{"history=on&history_keep=-1", "history: history_keep=-1: want a whole number, 0 or more"},
-		{"history=on&history_max_age=forever", "history: history_max_age=forever: want a duration such as 720h or 30d"},
-		{"history=on&history_max_age=-1h", "history: history_max_age=-1h: want a duration such as 720h or 30d"},
+		{"history=on&history_keep=+2", `history: history_keep=" 2": want a whole number, 0 or more`}, // + decodes as a space
+		{"history=on&history_keep=-1", "history: history_keep=\"-1\": want a whole number, 0 or more"},
+		{"history=on&history_max_age=forever", "history: history_max_age=\"forever\": want a duration such as 720h or 30d"},
+		{"history=on&history_max_age=-1h", "history: history_max_age=\"-1h\": want a duration such as 720h or 30d"},
 	}
 	for _, c := range bad {
 		q, _ := url.ParseQuery(c.query)

@@ -13,9 +13,9 @@ import (
 func TestClaimTenantLimitsAndOverlap(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{`{"tenants": [{"claim": "*", "prefix": "users/{claim}", "max_files": 0}]}`,
-			`mcpserver: bad tokens: tenant 1 ("*"): storeurl: max_files=0: want a whole number from 1 to 1000000000, or off`},
+			`mcpserver: bad tokens: tenant 1 ("*"): storeurl: max_files="0": want a whole number from 1 to 1000000000, or off`},
 		{`{"tenants": [{"claim": "c1", "name": "a", "mounts": [{"name": "m", "prefix": "m", "max_file_bytes": "off"}]}]}`,
-			`mcpserver: bad tokens: tenant 1 ("a"): mount "m": storeurl: max_file_bytes=off: want a whole number from 1 to 1073741824`},
+			`mcpserver: bad tokens: tenant 1 ("a"): mount "m": storeurl: max_file_bytes="off": want a whole number from 1 to 1073741824`},
 		{`{"tenants": [{"claim": "*", "mounts": [{"name": "me", "prefix": "{claim}"}, {"name": "notes", "prefix": "{claim}/notes"}]}]}`,
 			`mcpserver: bad tokens: tenant 1 ("*"): mounts "me" and "notes" overlap (prefixes "any" and "any/notes"): a file under both would escape the limits and the read-only flag of one; give each its own directory`},
 	} {

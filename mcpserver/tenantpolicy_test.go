@@ -92,7 +92,7 @@ func TestTenantPolicies(t *testing.T) {
 	}
 
 	for file, want := range map[string]string{
-		`{"tenants": [{"name": "dan", "token": "` + aliceToken + `", "secrets": "loud"}]}`:                                            `mcpserver: bad tokens: tenant 1 ("dan"): secrets=loud: want off, warn, redact or reject`,
+		`{"tenants": [{"name": "dan", "token": "` + aliceToken + `", "secrets": "loud"}]}`:                                            `mcpserver: bad tokens: tenant 1 ("dan"): secrets="loud": want off, warn, redact or reject`,
 		`{"tenants": [{"name": "dan", "token": "` + aliceToken + `", "mounts": [{"name": "m", "policy": "` + dir + `/none.yaml"}]}]}`: `mcpserver: bad tokens: tenant 1 ("dan"): mount "m": policy: open ` + dir + `/none.yaml: no such file or directory`,
 	} {
 		if _, err := mcpserver.ParseTokens([]byte(file)); err == nil || err.Error() != want {

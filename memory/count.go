@@ -180,7 +180,8 @@ var errSlowCreate = errors.New("memory: the create took too long after it reserv
 // fileCount is the content of the count object.
 type fileCount struct {
 	// Files is the number of memory files in the scope, pending
-	// reservations included, or -1 when not known (an unreadable object).
+	// reservations included, or -1 when not known (an object that
+	// decodeCount does not take).
 	Files int `json:"files"`
 	// Token changes with every recount, and only then.
 	Token string `json:"token"`
@@ -244,11 +245,28 @@ func (h *Handler) readCount(ctx context.Context, ckey string) (countRef, error) 
 		return ref, err
 	}
 	ref.exists, ref.version = true, info.Version
-	if json.Unmarshal(data, &ref.state) != nil || ref.state.Files < -1 {
-		ref.state = fileCount{Files: -1}
-	}
+	ref.state = decodeCount(data)
 	h.counts.remember(ref)
 	return ref, nil
+}
+
+// decodeCount returns the count that data holds, or an unknown count
+// (Files -1, which the next create recounts) when data is not one a handler
+// writes: not JSON of a fileCount, a field of files, token and counted
+// missing or null, files below 0, or an empty token. Another writer of the
+// bucket may plant anything there; `{}` must not read as 0 files.
+func decodeCount(data []byte) fileCount {
+	var wire struct {
+		Files   *int      `json:"files"`
+		Token   *string   `json:"token"`
+		Counted *bool     `json:"counted"`
+		Pending []pending `json:"pending"`
+	}
+	if json.Unmarshal(data, &wire) != nil || wire.Files == nil || wire.Token == nil || wire.Counted == nil ||
+		*wire.Files < 0 || *wire.Token == "" {
+		return fileCount{Files: -1}
+	}
+	return fileCount{Files: *wire.Files, Token: *wire.Token, Counted: *wire.Counted, Pending: wire.Pending}
 }
 
 // writeCount writes next over ref, conditional on ref's version (or on

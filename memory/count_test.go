@@ -112,7 +112,7 @@ func TestCountRacingCreates(t *testing.T) {
 				case "counted":
 					seed(t, s, counted(limit-1))
 				case "count changed at the limit": // one too high, as a crash leaves it
-					seed(t, s, map[string]string{memory.FileCountKey: fmt.Sprintf(`{"files":%d,"token":"t0"}`, limit)})
+					seed(t, s, map[string]string{memory.FileCountKey: fmt.Sprintf(`{"files":%d,"token":"t0","counted":false}`, limit)})
 				}
 				results := make([]memory.Result, racers)
 				var ready, done sync.WaitGroup
@@ -319,7 +319,7 @@ func TestCountCrashes(t *testing.T) {
 	}{
 		{"create", counted(4), memory.Options{}, createInput("/memories/n/new.md", "x"), nil},
 		{"create, first on the store", nil, memory.Options{}, createInput("/memories/n/new.md", "x"), nil},
-		{"create, recount at the limit", map[string]string{memory.FileCountKey: `{"files":5,"token":"t0"}`},
+		{"create, recount at the limit", map[string]string{memory.FileCountKey: `{"files":5,"token":"t0","counted":false}`},
 			memory.Options{MaxFiles: 5}, createInput("/memories/n/new.md", "x"), nil},
 		{"delete file", counted(4), memory.Options{}, []byte(`{"command":"delete","path":"/memories/d/f0001.md"}`), []string{"d/f0001.md"}},
 		{"delete directory", counted(4), memory.Options{}, []byte(`{"command":"delete","path":"/memories/d"}`), slices.Collect(maps.Keys(base))},
@@ -390,7 +390,7 @@ func TestCountRepair(t *testing.T) {
 		want      string
 		wantFiles int // the count afterwards
 	}{
-		{"too high, changed", `{"files":9,"token":"t0"}`, "File created successfully at: /memories/new.md", 5},
+		{"too high, changed", `{"files":9,"token":"t0","counted":false}`, "File created successfully at: /memories/new.md", 5},
 		{"too high, counted", `{"files":5,"token":"t0","counted":true}`, fullText(5, 5), 5},
 		{"missing", "", "File created successfully at: /memories/new.md", 5},
 		{"unreadable", `not json`, "File created successfully at: /memories/new.md", 5},
@@ -410,6 +410,42 @@ func TestCountRepair(t *testing.T) {
 			}
 			if st, _ := readCount(t, s, memory.FileCountKey); st.Files != c.wantFiles || len(st.Pending) != 0 {
 				t.Errorf("count afterwards %+v, want %d files, nothing pending", st, c.wantFiles)
+			}
+		})
+	}
+}
+
+// A count object that is not one a handler writes, planted by another
+// writer of the bucket, is unknown, not 0 files (nor any other number it
+// seems to say): at the limit, the next create recounts and is refused as
+// full, and the store keeps its files.
+func TestCountPlantedNonsense(t *testing.T) {
+	for _, planted := range []string{
+		`{}`,
+		`null`,
+		`{"files":-5,"token":"t0","counted":true}`,
+		`{"files":-1,"token":"t0","counted":false}`,
+		`{"token":"t0","counted":true}`,
+		`{"files":null,"token":"t0","counted":true}`,
+		`{"files":0,"counted":true}`,
+		`{"files":0,"token":"","counted":true}`,
+		`{"files":0,"token":"t0"}`,
+		`{"files":"0","token":"t0","counted":true}`,
+	} {
+		t.Run(planted, func(t *testing.T) {
+			s := mem.New(nil)
+			seed(t, s, manyFiles("d", 3))
+			seed(t, s, map[string]string{memory.FileCountKey: planted})
+			before := memoryFiles(t, s, "")
+			got := newHandler(t, s, memory.Options{MaxFiles: 3}).Execute(t.Context(), createInput("/memories/new.md", "n"))
+			if want := fullText(3, 3); got.Text != want {
+				t.Errorf("got %q, want %q", got.Text, want)
+			}
+			if after := memoryFiles(t, s, ""); !maps.Equal(after, before) {
+				t.Errorf("the store holds %v, want %v", after, before)
+			}
+			if st, _ := readCount(t, s, memory.FileCountKey); st.Files != 3 || !st.Counted || len(st.Pending) != 0 {
+				t.Errorf("count afterwards %+v, want 3 files, counted, nothing pending", st)
 			}
 		})
 	}

@@ -265,7 +265,7 @@ func counted(n int) map[string]string {
 // kept is the file count object of a store of n files, as creates and
 // deletes leave it (changed since its last recount).
 func kept(n int) map[string]string {
-	return map[string]string{memory.FileCountKey: fmt.Sprintf(`{"files":%d,"token":"t0"}`, n)}
+	return map[string]string{memory.FileCountKey: fmt.Sprintf(`{"files":%d,"token":"t0","counted":false}`, n)}
 }
 
 // with merges file maps.

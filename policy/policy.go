@@ -67,7 +67,7 @@ func ParseMode(s string) (Mode, error) {
 			return Mode(m), nil
 		}
 	}
-	return Off, fmt.Errorf("secrets=%s: want off, warn, redact or reject", s)
+	return Off, fmt.Errorf("secrets=%q: want off, warn, redact or reject", s)
 }
 
 // Policy is a memory tree's write policy. The zero Policy (and a nil

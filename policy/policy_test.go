@@ -25,9 +25,14 @@ func TestParseMode(t *testing.T) {
 			t.Errorf("ParseMode(%q) = %v, %v", m.String(), got, err)
 		}
 	}
-	for _, bad := range []string{"", "Reject", "on", "block"} {
-		_, err := policy.ParseMode(bad)
-		if want := "secrets=" + bad + ": want off, warn, redact or reject"; err == nil || err.Error() != want {
+	for bad, want := range map[string]string{
+		"":       `secrets="": want off, warn, redact or reject`,
+		"Reject": `secrets="Reject": want off, warn, redact or reject`,
+		"on":     `secrets="on": want off, warn, redact or reject`,
+		"block":  `secrets="block": want off, warn, redact or reject`,
+		" warn":  `secrets=" warn": want off, warn, redact or reject`,
+	} {
+		if _, err := policy.ParseMode(bad); err == nil || err.Error() != want {
 			t.Errorf("ParseMode(%q) = %v, want %q", bad, err, want)
 		}
 	}
@@ -70,7 +75,7 @@ func TestParse(t *testing.T) {
 		t.Errorf("an empty file: %+v, %v; want mode off", p, err)
 	}
 	for _, c := range []struct{ data, want string }{
-		{"secrets: block\n", "policy: p.yaml: secrets=block: want off, warn, redact or reject"},
+		{"secrets: block\n", "policy: p.yaml: secrets=\"block\": want off, warn, redact or reject"},
 		{"secret: reject\n", "policy: p.yaml: yaml: unmarshal errors:\n  line 1: field secret not found in type policy.fileForm"},
 		{"secrets: [a]\n", "policy: p.yaml: yaml: unmarshal errors:\n  line 1: cannot unmarshal !!seq into string"},
 		{"allow:\n  regexes: ['(']\n", "policy: p.yaml: allow regex \"(\": error parsing regexp: missing closing ): `(`"},

@@ -37,10 +37,10 @@ func TestCheck(t *testing.T) {
 		"probe://?encrypt=age&age_identity_file=" + missing: "crypt: identity file: open " + missing + ": no such file or directory",
 		"probe://?encrypt=rot13":                            "crypt: unknown encrypt value: the only encryption is encrypt=age",
 		"probe://?age_recipients=age1xyz":                   "crypt: age_recipients needs encrypt=age",
-		"probe://?prefix=notes/.cloudmem/history":           "storeurl: prefix=notes/.cloudmem/history: the segment .cloudmem is reserved for cloudmem's bookkeeping",
-		"probe://?max_files=-3":                             "storeurl: max_files=-3: want a whole number from 1 to 1000000000, or off",
-		"probe://?secrets=loud":                             "storeurl: secrets=loud: want off, warn, redact or reject",
-		"probe://?timeout=0s":                               "storeurl: timeout=0s: want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
+		"probe://?prefix=notes/.cloudmem/history":           "storeurl: prefix=\"notes/.cloudmem/history\": the segment .cloudmem is reserved for cloudmem's bookkeeping",
+		"probe://?max_files=-3":                             "storeurl: max_files=\"-3\": want a whole number from 1 to 1000000000, or off",
+		"probe://?secrets=loud":                             "storeurl: secrets=\"loud\": want off, warn, redact or reject",
+		"probe://?timeout=0s":                               "storeurl: timeout=\"0s\": want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
 		"probe://?zone=1": "storeurl: probe: unknown URL parameter \"zone\" (probe accepts: region; every scheme accepts: " +
 			"age_identity_file, age_key_fingerprint, age_recipients, encrypt, " +
 			"max_file_bytes, max_files, policy, prefix, readonly, secrets, timeout, view_limit)",

@@ -32,7 +32,7 @@ func ExampleOpen() {
 	fmt.Println(err)
 	// Output:
 	// notes/today.md 17 <nil>
-	// storeurl: readonly=maybe: want true, false, 1 or 0
+	// storeurl: readonly="maybe": want true, false, 1 or 0
 }
 
 // A backend names its own parameters in its Backend; storeurl.Open checks

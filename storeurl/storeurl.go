@@ -274,7 +274,7 @@ func checkTimeout(query url.Values) (time.Duration, error) {
 	delete(query, paramTimeout)
 	d, err := time.ParseDuration(values[0])
 	if err != nil || d < minTimeout || d > maxTimeout {
-		return 0, fmt.Errorf("storeurl: timeout=%s: want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m", values[0])
+		return 0, fmt.Errorf("storeurl: timeout=%q: want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m", values[0])
 	}
 	return d, nil
 }

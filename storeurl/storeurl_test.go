@@ -247,20 +247,20 @@ func TestOpenErrors(t *testing.T) {
 		{"mem://?foo=1", `storeurl: mem: unknown URL parameter "foo" (` + everyScheme + ")"},
 		{"mem://?readonly=1&zz=1&Prefix=a&foo", `storeurl: mem: unknown URL parameters "Prefix", "foo", "zz" (` + everyScheme + ")"},
 		{"capture://?regoin=eu", `storeurl: capture: unknown URL parameter "regoin" (capture accepts: region; ` + everyScheme + ")"},
-		{"mem://?readonly=maybe", "storeurl: readonly=maybe: want true, false, 1 or 0"},
-		{"mem://?readonly=", "storeurl: readonly=: want true, false, 1 or 0"},
-		{"mem://?readonly=TRUE", "storeurl: readonly=TRUE: want true, false, 1 or 0"},
+		{"mem://?readonly=maybe", "storeurl: readonly=\"maybe\": want true, false, 1 or 0"},
+		{"mem://?readonly=", "storeurl: readonly=\"\": want true, false, 1 or 0"},
+		{"mem://?readonly=TRUE", "storeurl: readonly=\"TRUE\": want true, false, 1 or 0"},
 		{"mem://?readonly=1&readonly=1", "storeurl: parameter readonly given 2 times"},
 		{"mem://?prefix=a&prefix=b", "storeurl: parameter prefix given 2 times"},
 		{"mem://?readonly=1&readonly=1&prefix=a&prefix=b&prefix=c", "storeurl: parameter prefix given 3 times"},
 		{"mem://?prefix=", "storeurl: prefix is empty (leave it out to use the whole store)"},
 		{"mem://?prefix=/", "storeurl: prefix is empty (leave it out to use the whole store)"},
-		{"mem://?prefix=a/../b", `storeurl: prefix=a/../b: blob: invalid key: ".." segment`},
-		{"mem://?prefix=a//b", "storeurl: prefix=a//b: blob: invalid key: empty segment"},
-		{"mem://?prefix=.cloudmem", "storeurl: prefix=.cloudmem: the segment .cloudmem is reserved for cloudmem's bookkeeping"},
-		{"mem://?prefix=.cloudmem/history", "storeurl: prefix=.cloudmem/history: the segment .cloudmem is reserved for cloudmem's bookkeeping"},
-		{"mem://?prefix=%2Fteam%2F.cloudmem-locks%2F", "storeurl: prefix=/team/.cloudmem-locks/: the segment .cloudmem-locks is reserved for cloudmem's bookkeeping"},
-		{"capture-native://h?prefix=a/.cloudmem/b", "storeurl: prefix=a/.cloudmem/b: the segment .cloudmem is reserved for cloudmem's bookkeeping"},
+		{"mem://?prefix=a/../b", `storeurl: prefix="a/../b": blob: invalid key: ".." segment`},
+		{"mem://?prefix=a//b", "storeurl: prefix=\"a//b\": blob: invalid key: empty segment"},
+		{"mem://?prefix=.cloudmem", "storeurl: prefix=\".cloudmem\": the segment .cloudmem is reserved for cloudmem's bookkeeping"},
+		{"mem://?prefix=.cloudmem/history", "storeurl: prefix=\".cloudmem/history\": the segment .cloudmem is reserved for cloudmem's bookkeeping"},
+		{"mem://?prefix=%2Fteam%2F.cloudmem-locks%2F", "storeurl: prefix=\"/team/.cloudmem-locks/\": the segment .cloudmem-locks is reserved for cloudmem's bookkeeping"},
+		{"capture-native://h?prefix=a/.cloudmem/b", "storeurl: prefix=\"a/.cloudmem/b\": the segment .cloudmem is reserved for cloudmem's bookkeeping"},
 		{"mem://host", "mem: the URL is just mem:// (no host or path), got mem://host"},
 		{"mem:///dir", "mem: the URL is just mem:// (no host or path), got mem:///dir"},
 		{"mem://u:secret@", "mem: the URL is just mem:// (no host or path), got mem://u:xxxxx@"},
@@ -443,11 +443,11 @@ func TestLimitParams(t *testing.T) {
 		blob.Close(s)
 	}
 	for _, tc := range []struct{ raw, want string }{
-		{"mem://?max_files=0", "storeurl: max_files=0: want a whole number from 1 to 1000000000, or off"},
-		{"mem://?max_files=-5", "storeurl: max_files=-5: want a whole number from 1 to 1000000000, or off"},
-		{"mem://?view_limit=1e3", "storeurl: view_limit=1e3: want a whole number from 1 to 1000000000, or off"},
-		{"mem://?max_file_bytes=off", "storeurl: max_file_bytes=off: want a whole number from 1 to 1073741824"},
-		{"mem://?max_file_bytes=1073741825", "storeurl: max_file_bytes=1073741825: want a whole number from 1 to 1073741824"},
+		{"mem://?max_files=0", "storeurl: max_files=\"0\": want a whole number from 1 to 1000000000, or off"},
+		{"mem://?max_files=-5", "storeurl: max_files=\"-5\": want a whole number from 1 to 1000000000, or off"},
+		{"mem://?view_limit=1e3", "storeurl: view_limit=\"1e3\": want a whole number from 1 to 1000000000, or off"},
+		{"mem://?max_file_bytes=off", "storeurl: max_file_bytes=\"off\": want a whole number from 1 to 1073741824"},
+		{"mem://?max_file_bytes=1073741825", "storeurl: max_file_bytes=\"1073741825\": want a whole number from 1 to 1073741824"},
 	} {
 		if _, err := storeurl.Limits(tc.raw); err == nil || err.Error() != tc.want {
 			t.Errorf("Limits(%q) = %v; want %q", tc.raw, err, tc.want)
@@ -455,6 +455,28 @@ func TestLimitParams(t *testing.T) {
 		if s, err := storeurl.Open(t.Context(), tc.raw); err == nil || err.Error() != tc.want {
 			blob.Close(s)
 			t.Errorf("Open(%q) = %v; want %q", tc.raw, err, tc.want)
+		}
+	}
+}
+
+// TestParamValuesQuoted: a refused value is shown quoted (docs/spec.md
+// "Values in storeurl's errors"), so a value the URL decodes to something
+// that reads like another (+2 is " 2", not 2) or to nothing is plain.
+func TestParamValuesQuoted(t *testing.T) {
+	for raw, want := range map[string]string{
+		"mem://?max_files=+2":        `storeurl: max_files=" 2": want a whole number from 1 to 1000000000, or off`,
+		"mem://?max_file_bytes=+2":   `storeurl: max_file_bytes=" 2": want a whole number from 1 to 1073741824`,
+		"mem://?view_limit=2+":       `storeurl: view_limit="2 ": want a whole number from 1 to 1000000000, or off`,
+		"mem://?max_files=":          `storeurl: max_files="": want a whole number from 1 to 1000000000, or off`,
+		"mem://?view_limit=%092":     `storeurl: view_limit="\t2": want a whole number from 1 to 1000000000, or off`,
+		"mem://?timeout=+1s":         `storeurl: timeout=" 1s": want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m`,
+		"mem://?readonly=+1":         `storeurl: readonly=" 1": want true, false, 1 or 0`,
+		"mem://?secrets=warn+":       `storeurl: secrets="warn ": want off, warn, redact or reject`,
+		"mem://?prefix=+a/.cloudmem": `storeurl: prefix=" a/.cloudmem": the segment .cloudmem is reserved for cloudmem's bookkeeping`,
+	} {
+		if s, err := storeurl.Open(t.Context(), raw); err == nil || err.Error() != want {
+			blob.Close(s)
+			t.Errorf("Open(%q) = %v\nwant %s", raw, err, want)
 		}
 	}
 }
@@ -493,10 +515,10 @@ func TestPolicyParams(t *testing.T) {
 		blob.Close(s)
 	}
 	for _, tc := range []struct{ raw, want string }{
-		{"mem://?secrets=loud", "storeurl: secrets=loud: want off, warn, redact or reject"},
+		{"mem://?secrets=loud", "storeurl: secrets=\"loud\": want off, warn, redact or reject"},
 		{"mem://?policy=", "storeurl: policy is empty (leave it out for no policy file)"},
 		{"mem://?policy=" + dir + "/none.yaml", "storeurl: policy: open " + dir + "/none.yaml: no such file or directory"},
-		{"mem://?policy=" + bad, "storeurl: policy: " + bad + ": secrets=loud: want off, warn, redact or reject"},
+		{"mem://?policy=" + bad, "storeurl: policy: " + bad + ": secrets=\"loud\": want off, warn, redact or reject"},
 	} {
 		if s, err := storeurl.Open(t.Context(), tc.raw); err == nil || err.Error() != tc.want {
 			blob.Close(s)

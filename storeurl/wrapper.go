@@ -102,10 +102,10 @@ func checkPrefix(params url.Values) error {
 		return fmt.Errorf("storeurl: prefix is empty (leave it out to use the whole store)")
 	}
 	if err := blob.CheckKey(prefix); err != nil {
-		return fmt.Errorf("storeurl: prefix=%s: %w", raw, err)
+		return fmt.Errorf("storeurl: prefix=%q: %w", raw, err)
 	}
 	if err := checkUnreserved(prefix); err != nil {
-		return fmt.Errorf("storeurl: prefix=%s: %w", raw, err)
+		return fmt.Errorf("storeurl: prefix=%q: %w", raw, err)
 	}
 	params.Set(paramPrefix, prefix)
 	return nil
@@ -155,7 +155,7 @@ func readOnlyValue(v string) (bool, error) {
 	case "false", "0":
 		return false, nil
 	}
-	return false, fmt.Errorf("storeurl: readonly=%s: want true, false, 1 or 0", v)
+	return false, fmt.Errorf("storeurl: readonly=%q: want true, false, 1 or 0", v)
 }
 
 // The limits of the memory tree a URL may set (docs/spec.md "Concurrency,
@@ -214,7 +214,7 @@ func limitValue(params url.Values, name string, most int64, off bool) (int64, er
 		if off {
 			orOff = ", or off"
 		}
-		return 0, fmt.Errorf("storeurl: %s=%s: want a whole number from 1 to %d%s", name, v[0], most, orOff)
+		return 0, fmt.Errorf("storeurl: %s=%q: want a whole number from 1 to %d%s", name, v[0], most, orOff)
 	}
 	return n, nil
 }

@@ -39,10 +39,10 @@ func TestRegisterWrapperPanics(t *testing.T) {
 
 func TestTimeoutParam(t *testing.T) {
 	for raw, want := range map[string]string{
-		"mem://?timeout=0s":            "storeurl: timeout=0s: want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
-		"mem://?timeout=fast":          "storeurl: timeout=fast: want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
-		"mem://?timeout=999us":         "storeurl: timeout=999us: want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
-		"mem://?timeout=24h0m1s":       "storeurl: timeout=24h0m1s: want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
+		"mem://?timeout=0s":            "storeurl: timeout=\"0s\": want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
+		"mem://?timeout=fast":          "storeurl: timeout=\"fast\": want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
+		"mem://?timeout=999us":         "storeurl: timeout=\"999us\": want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
+		"mem://?timeout=24h0m1s":       "storeurl: timeout=\"24h0m1s\": want a Go duration from 1ms to 24h, such as 1s, 500ms or 2m",
 		"mem://?timeout=1s&timeout=2s": "storeurl: parameter timeout given 2 times",
 	} {
 		if _, err := storeurl.Open(t.Context(), raw); err == nil || err.Error() != want {

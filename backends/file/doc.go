@@ -27,9 +27,10 @@
 // up to 4,096 empty key lock files in ROOT/.cloudmem-keylocks/, temporary
 // files ROOT/.cloudmem-tmp-* of writes in flight (or interrupted by a
 // crash: Open removes those over an hour old), and directories ROOT/.cloudmem-trash-* being deleted. A key with
-// any segment that starts with ".cloudmem-", in any case of its letters (a
-// case-insensitive file system keeps ".CLOUDMEM-lock" at the lock file), is
-// refused with blob.ErrInvalidKey, and listings skip such names. (The directory
+// any segment that starts with ".cloudmem-", in any case of its letters as
+// blob.EqualFold compares them (a case-insensitive file system keeps
+// ".CLOUDMEM-lock" at the lock file), is refused with blob.ErrInvalidKey,
+// and listings skip such names. (The directory
 // ".cloudmem/" is not reserved here: the encryption layer stores its key
 // object there, as any other key.)
 //

@@ -36,10 +36,11 @@ const (
 const reserved = blob.ReservedName + "-"
 
 // isReservedName reports whether the name of a file or directory starts
-// with reserved in any case of its letters: a case-insensitive file system
-// (macOS, Windows) keeps ".CLOUDMEM-lock" at the lock file.
+// with reserved in any case of its letters, as blob.EqualFold compares them
+// (the rule of every layer): a case-insensitive file system (macOS,
+// Windows) keeps ".CLOUDMEM-lock" at the lock file.
 func isReservedName(name string) bool {
-	return len(name) >= len(reserved) && strings.EqualFold(name[:len(reserved)], reserved)
+	return len(name) >= len(reserved) && blob.EqualFold(name[:len(reserved)], reserved)
 }
 
 const lockName = reserved + "lock"

@@ -186,7 +186,9 @@ func TestReservedNames(t *testing.T) {
 	// In any case of their letters: a case-insensitive file system (macOS,
 	// Windows) keeps .CLOUDMEM-lock at the lock file.
 	for _, key := range []string{".cloudmem-tmp-crashed", "d/.cloudmem-tmp-crashed", ".cloudmem-lock", ".cloudmem-x/y", "d/.cloudmem-",
-		".CLOUDMEM-lock", "d/.CloudMem-tmp-x", ".Cloudmem-X/y"} {
+		".CLOUDMEM-lock", "d/.CloudMem-tmp-x", ".Cloudmem-X/y",
+		// The Kelvin sign is k, as blob.EqualFold compares (TestKelvinSign).
+		".CloudMem-Loc\u212a", "d/.cloudmem-\u212aeylocks/x"} {
 		if _, _, err := s.Get(t.Context(), key, blob.MaxObjectBytes); !errors.Is(err, blob.ErrInvalidKey) {
 			t.Errorf("Get(%q) error = %v, want ErrInvalidKey", key, err)
 		}
@@ -206,6 +208,26 @@ func TestReservedNames(t *testing.T) {
 	open(t, root)
 	if _, err := os.Stat(filepath.Join(root, ".cloudmem-trash-old")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("stale trash survived Open: %v", err)
+	}
+}
+
+// TestKelvinSign: the store refuses a key exactly when one of its segments
+// starts with ".cloudmem-" as blob.EqualFold compares (the rule blob and
+// crypt use too): the Kelvin sign is k there, as mixed ASCII case is, and a
+// look-alike of another rune is an ordinary name.
+func TestKelvinSign(t *testing.T) {
+	s := open(t, t.TempDir())
+	for key, refused := range map[string]bool{
+		".CloudMem-Loc\u212a":         true,
+		"d/.CLOUDMEM-\u212aeylocks/x": true,
+		".cloudmem/crypt-\u212aey":    false, // .cloudmem/ is the encryption layer's
+		".cloudmem\u2010lock":         false, // a Unicode hyphen
+		"\u212a.cloudmem-x":           false,
+	} {
+		_, err := s.Put(t.Context(), key, []byte("x"), blob.Cond{})
+		if got := errors.Is(err, blob.ErrInvalidKey); got != refused {
+			t.Errorf("Put(%q) = %v; refused %v, want %v", key, err, got, refused)
+		}
 	}
 }
 

@@ -166,18 +166,18 @@ func checkRanges(path string, params url.Values) error {
 	for _, name := range []string{"dial_timeout", "read_timeout", "write_timeout"} {
 		if v, ok := params[name]; ok {
 			if d, ok := parseDuration(v[0]); !ok || d < minDuration || d > maxDuration {
-				return fmt.Errorf("redis: %s=%s: want a duration from 1ms to 1h, such as 2s or 500ms (a bare number is seconds)", name, v[0])
+				return fmt.Errorf("redis: %s=%q: want a duration from 1ms to 1h, such as 2s or 500ms (a bare number is seconds)", name, v[0])
 			}
 		}
 	}
 	if v, ok := params["pool_size"]; ok {
 		if n, err := strconv.Atoi(v[0]); err != nil || n < 1 || n > maxPoolSize {
-			return fmt.Errorf("redis: pool_size=%s: want a whole number from 1 to %d", v[0], maxPoolSize)
+			return fmt.Errorf("redis: pool_size=%q: want a whole number from 1 to %d", v[0], maxPoolSize)
 		}
 	}
 	if v, ok := params["max_retries"]; ok {
 		if n, err := strconv.Atoi(v[0]); err != nil || n < -1 || n > maxRetries {
-			return fmt.Errorf("redis: max_retries=%s: want a whole number from -1 (no retries) to %d", v[0], maxRetries)
+			return fmt.Errorf("redis: max_retries=%q: want a whole number from -1 (no retries) to %d", v[0], maxRetries)
 		}
 	}
 	return nil

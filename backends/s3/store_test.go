@@ -57,7 +57,8 @@ func TestParseURLErrors(t *testing.T) {
 	tests := []struct{ url, want string }{
 		{"s3://b?regoin=x", `unknown URL parameter "regoin"`},
 		{"s3://b?region=a&region=b", "region given 2 times"},
-		{"s3://b?path_style=yes", "path_style=yes: want true, false, 1 or 0"},
+		{"s3://b?path_style=+1", `s3: path_style=" 1": want true, false, 1 or 0`}, // + decodes as a space
+		{"s3://b?path_style=yes", "path_style=\"yes\": want true, false, 1 or 0"},
 		{"s3://key:hunter2@b", "carries no credentials"},
 		{"s3:///prefix", "names no bucket"},
 		{"s3:b", "names no bucket"},
@@ -85,7 +86,7 @@ func TestParseURLReservedPrefix(t *testing.T) {
 	for _, tt := range []struct{ url, want string }{
 		{"s3://b/.cloudmem/history", `s3: prefix ".cloudmem/history": the segment .cloudmem is reserved for cloudmem's bookkeeping`},
 		{"s3://b/team/.cloudmem-locks?prefix=x", `s3: prefix "team/.cloudmem-locks/x": the segment .cloudmem-locks is reserved for cloudmem's bookkeeping`},
-		{"s3://b/team?prefix=.cloudmem-locks", `storeurl: prefix=.cloudmem-locks: the segment .cloudmem-locks is reserved for cloudmem's bookkeeping`},
+		{"s3://b/team?prefix=.cloudmem-locks", `storeurl: prefix=".cloudmem-locks": the segment .cloudmem-locks is reserved for cloudmem's bookkeeping`},
 	} {
 		u, err := url.Parse(tt.url)
 		if err != nil {

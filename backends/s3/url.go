@@ -42,7 +42,7 @@ func options(loc *storeurl.Location) (*Options, error) {
 			opts.PathStyle = true
 		case "false", "0":
 		default:
-			return nil, fmt.Errorf("s3: path_style=%s: want true, false, 1 or 0", v[0])
+			return nil, fmt.Errorf("s3: path_style=%q: want true, false, 1 or 0", v[0])
 		}
 	}
 	return opts, nil

@@ -92,7 +92,7 @@ cloudmem copy: 1 of 3 files were not copied (1 copied, 1 skipped)
 		{args: []string{"copy", "--overwrite", src, dst},
 			stdout: "copied 1 file, skipped 2 that DST already held\nverified 3 files: every SHA-256 is equal (DST also holds 1 file that SRC does not)\n"},
 		{args: []string{"copy", "mem://?readonly=maybe", dst}, code: 1,
-			stderr: "cloudmem copy: SRC: storeurl: readonly=maybe: want true, false, 1 or 0\n"},
+			stderr: "cloudmem copy: SRC: storeurl: readonly=\"maybe\": want true, false, 1 or 0\n"},
 		{args: []string{"copy", src, "nosuch://x"}, code: 1,
 			stderr: "cloudmem copy: DST: storeurl: unknown scheme \"nosuch\" (registered: " + strings.Join(storeurl.Schemes(), ", ") + ")\n"},
 		{args: []string{"copy", "--jobs", "1", src, "mem://?readonly=1"}, code: 1,

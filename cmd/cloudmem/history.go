@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -99,7 +100,7 @@ func newPruneCmd(a *app) *cobra.Command {
 			defer done()
 			res, err := hs.Prune(cmd.Context())
 			if err != nil {
-				return err // no success line before the error
+				return historyWriteError(err, "prune deletes versions from its history") // no success line before the error
 			}
 			_, err = fmt.Fprintf(a.stdout, "Removed %s, kept %d.\n", plural(res.Removed, "version"), res.Kept)
 			return err
@@ -109,6 +110,33 @@ func newPruneCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&maxAge, "max-age", "", "keep the versions younger than `DURATION`, e.g. 720h or 30d (default: the URL's history_max_age)")
 	return cmd
 }
+
+// historyWriteError returns err, the failure of a command that writes the
+// history itself (redact, prune), for a person: on a read-only store, a
+// readOnlyHistoryError saying that the command does what does; any other
+// error as it is.
+func historyWriteError(err error, does string) error {
+	if errors.Is(err, blob.ErrReadOnly) {
+		return &readOnlyHistoryError{does: does, err: err}
+	}
+	return err
+}
+
+// readOnlyHistoryError is the failure of redact or prune on a read-only
+// store (docs/spec.md "redact and prune on a read-only store"): one line
+// with the cause and what to check. The store's error, which names the key
+// of the record it would have written (a dry run's does), stays inside it,
+// for errors.Is, and out of the line.
+type readOnlyHistoryError struct {
+	does string // what the command does to the history
+	err  error
+}
+
+func (e *readOnlyHistoryError) Error() string {
+	return "the store is read-only, and " + e.does + " (check readonly= in the store URL)"
+}
+
+func (e *readOnlyHistoryError) Unwrap() error { return e.err }
 
 // openHistory opens the configured store for acc with its history (see
 // openWithHistory), configured by the URL's history parameters (history=on

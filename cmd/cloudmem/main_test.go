@@ -199,7 +199,7 @@ end and touches nothing else.`, "demo", "  -h, --help   help for demo\n")
 // $CLOUDMEM_STORE, else ./memories.
 func TestStoreChoice(t *testing.T) {
 	const bad = "mem://?readonly=maybe"
-	const badErr = "cloudmem view: storeurl: readonly=maybe: want true, false, 1 or 0\n"
+	const badErr = "cloudmem view: storeurl: readonly=\"maybe\": want true, false, 1 or 0\n"
 	const root = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories\n"
 	for _, tc := range []struct {
 		args           []string

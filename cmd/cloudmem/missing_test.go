@@ -55,7 +55,7 @@ func TestMissingStoreChecksParameters(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new")
 	runCases(t, "file:"+dir+"?readonly=maybe", []cliCase{
 		{args: []string{"exec"}, stdin: `{"command":"view","path":"/memories"}`, code: 1,
-			stderr: "cloudmem exec: storeurl: readonly=maybe: want true, false, 1 or 0\n"},
+			stderr: "cloudmem exec: storeurl: readonly=\"maybe\": want true, false, 1 or 0\n"},
 	})
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("%s: %v; want it missing", dir, err)

@@ -23,7 +23,7 @@ func newRedactCmd(a *app) *cobra.Command {
 		func(ctx context.Context, hs *history.Store, _ blob.Store, key, id string, dryRun bool) error {
 			vs, err := hs.Redact(ctx, key, id)
 			if err != nil {
-				return err
+				return historyWriteError(err, "redact rewrites versions in its history")
 			}
 			for _, v := range vs {
 				if dryRun {

@@ -116,7 +116,7 @@ func TestURLLimits(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad")
 	code, stdout, stderr = cloudmem([]string{"--store", "file://" + bad + "?max_files=0", "exec"}, stdin, nil)
-	const wantBad = "cloudmem exec: storeurl: max_files=0: want a whole number from 1 to 1000000000, or off\n"
+	const wantBad = "cloudmem exec: storeurl: max_files=\"0\": want a whole number from 1 to 1000000000, or off\n"
 	if code != 1 || stdout != "" || stderr != wantBad {
 		t.Errorf("exec with max_files=0 = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", code, stdout, stderr, wantBad)
 	}
@@ -180,7 +180,7 @@ func TestURLSecrets(t *testing.T) {
 		t.Errorf("the mount's file holds %q, %v", got, err)
 	}
 	code, stdout, stderr = cloudmem([]string{"--store", "file://" + existing + "?secrets=loud", "exec"}, stdin, nil)
-	if wantBad := "cloudmem exec: storeurl: secrets=loud: want off, warn, redact or reject\n"; code != 1 || stdout != "" || stderr != wantBad {
+	if wantBad := "cloudmem exec: storeurl: secrets=\"loud\": want off, warn, redact or reject\n"; code != 1 || stdout != "" || stderr != wantBad {
 		t.Errorf("exec with secrets=loud = %d\nstdout:\n%s\nstderr:\n%s\nwant 1 and stderr:\n%s", code, stdout, stderr, wantBad)
 	}
 }

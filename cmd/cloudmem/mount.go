@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/config"
 	"github.com/cloudmem/cloudmem/mount"
+	"github.com/cloudmem/cloudmem/storeurl"
 )
 
 // readOnlySuffix, at the end of a --mount value, makes the mount read-only.
@@ -82,8 +84,12 @@ func (a *app) openMounts(ctx context.Context, acc access) (blob.Store, error) {
 }
 
 // openMountSpecs opens the store of every spec for acc and returns the
-// table of them. On failure it closes what it opened.
+// table of them. It refuses specs whose stores overlap before it opens any
+// (checkOverlap). On failure it closes what it opened.
 func (a *app) openMountSpecs(ctx context.Context, specs []mountSpec, acc access) (blob.Store, error) {
+	if err := a.checkOverlap(specs); err != nil {
+		return nil, err
+	}
 	var mounts []mount.Mount
 	closeAll := func() {
 		for _, m := range mounts {
@@ -104,6 +110,74 @@ func (a *app) openMountSpecs(ctx context.Context, specs []mountSpec, acc access)
 		return nil, usageErrorf("--mount: %s", reason(err))
 	}
 	return table, nil
+}
+
+// checkOverlap refuses specs when the stores of two of them overlap: one
+// place, or one inside the other (docs/spec.md "--mount"), as their URLs
+// name them (storeurl.PlaceOf): nothing is opened. A write through one
+// would change the files the other lists and counts, past its limits and
+// its read-only flag. A URL whose place cannot be read is left out here:
+// opening it reports what is wrong with it.
+func (a *app) checkOverlap(specs []mountSpec) error {
+	places := make([][]storeurl.Place, len(specs))
+	for i, spec := range specs {
+		places[i] = a.places(spec.url)
+	}
+	for i, first := range specs {
+		for j := i + 1; j < len(specs); j++ {
+			later := specs[j]
+			if later.name == first.name {
+				continue // mount.New refuses the name
+			}
+			for _, p := range places[i] {
+				for _, q := range places[j] {
+					switch {
+					case !p.Overlaps(q):
+					case p == q:
+						return fmt.Errorf("mounts %q and %q are one store: %s", first.name, later.name, overlapAdvice)
+					case len(p.Prefix) < len(q.Prefix):
+						return fmt.Errorf("mount %q lies inside mount %q: %s", later.name, first.name, overlapAdvice)
+					default:
+						return fmt.Errorf("mount %q lies inside mount %q: %s", first.name, later.name, overlapAdvice)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// overlapAdvice ends the errors of checkOverlap.
+const overlapAdvice = "a write through one would change the files of the other; give each a directory or prefix of its own"
+
+// places returns the places of the store raw names (a --mount URL): one,
+// or one per mount for a config store with a mount table, or none when raw
+// cannot be read (or names a store that overlaps nothing, as mem:// does).
+func (a *app) places(raw string) []storeurl.Place {
+	urls := []string{raw}
+	if config.IsName(raw) {
+		st, err := a.namedStore(raw)
+		if err != nil {
+			return nil
+		}
+		urls = []string{st.URL}
+		if st.URL == "" {
+			urls = urls[:0]
+			for _, m := range st.Mounts {
+				urls = append(urls, m.URL)
+			}
+		}
+	}
+	var out []storeurl.Place
+	for _, u := range urls {
+		if checkBarePath(u) != nil {
+			continue
+		}
+		if p, err := storeurl.PlaceOf(u); err == nil && !p.IsZero() {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // reason is why package mount refused a table: a *mount.TableError's

@@ -46,8 +46,9 @@ type Backend struct {
 
 	// Place, when not nil, returns the place of the store Open would open
 	// from loc (see Place; PlaceOf calls it): its Root and Prefix, which
-	// must account for loc.Prefix when NativePrefix. It reads loc and
-	// nothing else: no file, no server. When nil, every store of the
+	// must account for loc.Prefix when NativePrefix. It opens nothing and
+	// asks no server; it may look at the local file system (the file
+	// store follows symbolic links). When nil, every store of the
 	// backend is a place of its own (the zero Place), which overlaps no
 	// other: right for mem://, where each Open makes a new store.
 	Place func(loc *Location) (Place, error)

@@ -12,14 +12,15 @@ import (
 // counts: a program that opens several stores side by side (the CLI's
 // --mount) refuses that before anything opens.
 //
-// A place is read from the URL alone: nothing is opened, no server is
-// asked, no file is read. So it tells apart what the URLs spell apart, and
-// no more (each backend's Place says what it compares). In particular, two
-// spellings of one location are two places to it: a directory reached
-// through a symbolic link and the link's target, two names differing only in
-// the case of their letters on a file system that ignores case, a server
-// named by its host name and by its IP address, an endpoint given in the
-// URL and the same endpoint given by the environment.
+// A place is read from the URL: nothing is opened and no server is asked
+// (the file store alone looks at the file system, to follow symbolic
+// links). So it tells apart what the URLs spell apart, and little more
+// (each backend's Place says what it compares). In particular, some
+// spellings of one location are two places to it: two names differing only
+// in the case of their letters on a file system that ignores case, a
+// directory and a bind mount of it, a server named by its host name and by
+// its IP address, an endpoint given in the URL and the same endpoint given
+// by the environment.
 //
 // The zero Place is a place of its own, which overlaps nothing: the place
 // of a backend whose every store is new (mem://), or of one that does not

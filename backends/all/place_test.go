@@ -12,7 +12,7 @@ import (
 // PlaceOf reads each backend's place from its URL: every spelling of one
 // place gives the same Place, the whole value compared.
 func TestPlaceOf(t *testing.T) {
-	dir := t.TempDir()
+	dir := realTempDir(t)
 	t.Chdir(dir)
 	abs := filepath.ToSlash(dir)[1:] // without the leading '/'
 	file := func(prefix string) storeurl.Place { return storeurl.Place{Backend: "file", Prefix: prefix} }
@@ -52,12 +52,15 @@ func TestPlaceOf(t *testing.T) {
 
 // Pairs of URLs: whether their stores overlap, by PlaceOf and Overlaps.
 func TestPlaceOfOverlaps(t *testing.T) {
-	dir := t.TempDir()
+	dir := realTempDir(t)
 	t.Chdir(dir)
 	if err := os.Mkdir(filepath.Join(dir, "real"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "real", "missing"), filepath.Join(dir, "dangling")); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -75,8 +78,12 @@ func TestPlaceOfOverlaps(t *testing.T) {
 		{"./a", dir + "/a/b", true},
 		{"file:a?prefix=b", dir + "/a/b/c", true},
 		{"file:a?prefix=b", dir + "/a/bc", false},
-		{dir + "/a", dir + "/A", false},       // case: not caught on a case-insensitive file system
-		{dir + "/real", dir + "/link", false}, // a symbolic link: not caught
+		{dir + "/a", dir + "/A", false},            // case: not caught on a case-insensitive file system
+		{dir + "/real", dir + "/link", true},       // a symbolic link and its target
+		{dir + "/real/a", dir + "/link/a/b", true}, // beneath them, not there yet
+		{dir + "/link/..", dir + "/real", true},    // ".." as text: dir
+		{dir + "/real/a", dir + "/link/ab", false},
+		{dir + "/dangling/a", dir + "/real/missing/a", false}, // a link whose target is missing: not caught
 		{dir + "/a", "file:" + dir + "/a?readonly=true", true},
 		// mem: each store is its own
 		{"mem://", "mem://", false},
@@ -132,4 +139,14 @@ func TestPlaceOfErrors(t *testing.T) {
 			t.Errorf("PlaceOf(%q) = %v; want %s", raw, err, want)
 		}
 	}
+}
+
+// realTempDir returns a new temporary directory, its symbolic links
+// followed (as PlaceOf follows them), for the places a test expects.
+func realTempDir(t *testing.T) string {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

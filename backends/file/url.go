@@ -67,10 +67,11 @@ func urlDir(u *url.URL) (string, error) {
 }
 
 // place is the storeurl.Place of a file URL: the directory as an absolute
-// path, cleaned ("." and ".." segments resolved as text, without reading
-// the file system), its segments the Prefix; on a system with volume
-// names, the volume is the Root. Symbolic links are not followed, and
-// names are compared byte for byte, whatever the file system's case rules.
+// path, its segments the Prefix (on a system with volume names, the volume
+// is the Root). The path is cleaned as text first ("." and ".." segments
+// resolved), then the symbolic links on the part of it that exists are
+// followed (realPath), so that a link and its target are one place. Names
+// are compared byte for byte, whatever the file system's case rules.
 func place(loc *storeurl.Location) (storeurl.Place, error) {
 	dir, err := urlDir(loc.URL)
 	if err != nil {
@@ -80,6 +81,26 @@ func place(loc *storeurl.Location) (storeurl.Place, error) {
 	if err != nil {
 		return storeurl.Place{}, fmt.Errorf("file: %w", err)
 	}
+	abs = realPath(abs)
 	vol := filepath.VolumeName(abs)
 	return storeurl.Place{Root: vol, Prefix: filepath.ToSlash(abs[len(vol):])}, nil
+}
+
+// realPath returns the clean absolute path abs with the symbolic links of
+// its longest existing leading part followed (filepath.EvalSymlinks); the
+// rest, which does not exist yet, as it is. A part that cannot be read
+// (no permission) counts as missing.
+func realPath(abs string) string {
+	head, tail := abs, ""
+	for {
+		if real, err := filepath.EvalSymlinks(head); err == nil {
+			return filepath.Join(real, tail)
+		}
+		parent := filepath.Dir(head)
+		if parent == head {
+			return abs
+		}
+		tail = filepath.Join(filepath.Base(head), tail)
+		head = parent
+	}
 }

@@ -1,6 +1,7 @@
 package all_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -149,4 +150,28 @@ func realTempDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// A program that opens several stores side by side (a mount table) refuses
+// two that could hold the same objects, before it opens either.
+func Example_overlap() {
+	urls := []string{"s3://kb?prefix=team", "s3://kb/teams", "s3://kb/team/notes", "mem://", "mem://"}
+	places := make([]storeurl.Place, len(urls))
+	for i, u := range urls {
+		p, err := storeurl.PlaceOf(u)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		places[i] = p
+	}
+	for i := range places {
+		for j := i + 1; j < len(places); j++ {
+			if places[i].Overlaps(places[j]) {
+				fmt.Printf("%s and %s overlap\n", urls[i], urls[j])
+			}
+		}
+	}
+	// Output:
+	// s3://kb?prefix=team and s3://kb/team/notes overlap
 }

@@ -273,6 +273,13 @@ func (a *app) checkStore(ctx context.Context, cfg *config.Config, name string) e
 	if st.URL != "" {
 		return checkURL(ctx, a, st.URL)
 	}
+	specs := make([]mountSpec, len(st.Mounts))
+	for i, m := range st.Mounts {
+		specs[i] = mountSpec{name: m.Name, url: m.URL, readOnly: m.ReadOnly}
+	}
+	if err := a.checkOverlap(specs); err != nil { // mount.go
+		return err
+	}
 	for _, m := range st.Mounts {
 		if err := checkURL(ctx, a, m.URL); err != nil {
 			return &noteError{prefix: "mount " + m.Name + ": ", err: err}

@@ -72,15 +72,33 @@ func (a *app) openMounts(ctx context.Context, acc access) (blob.Store, error) {
 	if a.storeFlag != "" {
 		return nil, usageErrorf("--store and --mount cannot be used together: put the store under a --mount too")
 	}
-	var specs []mountSpec
-	for _, value := range a.mounts {
+	specs, err := parseMounts(a.mounts)
+	if err != nil {
+		return nil, err
+	}
+	return a.openMountSpecs(ctx, specs, acc)
+}
+
+// parseMounts parses every --mount value (parseMount).
+func parseMounts(values []string) ([]mountSpec, error) {
+	specs := make([]mountSpec, len(values))
+	for i, value := range values {
 		spec, err := parseMount(value)
 		if err != nil {
 			return nil, err
 		}
-		specs = append(specs, spec)
+		specs[i] = spec
 	}
-	return a.openMountSpecs(ctx, specs, acc)
+	return specs, nil
+}
+
+// configSpecs returns the mounts of st, a config store with a mount table.
+func configSpecs(st config.Store) []mountSpec {
+	specs := make([]mountSpec, len(st.Mounts))
+	for i, m := range st.Mounts {
+		specs[i] = mountSpec{name: m.Name, url: m.URL, readOnly: m.ReadOnly}
+	}
+	return specs
 }
 
 // openMountSpecs opens the store of every spec for acc and returns the

@@ -141,22 +141,15 @@ func (a *app) checkOverlap(specs []mountSpec) error {
 	for i, spec := range specs {
 		places[i] = a.places(spec.url)
 	}
-	for i, first := range specs {
+	for i := range specs {
 		for j := i + 1; j < len(specs); j++ {
-			later := specs[j]
-			if later.name == first.name {
+			if specs[i].name == specs[j].name {
 				continue // mount.New refuses the name
 			}
 			for _, p := range places[i] {
 				for _, q := range places[j] {
-					switch {
-					case !p.Overlaps(q):
-					case p == q:
-						return fmt.Errorf("mounts %q and %q are one store: %s", first.name, later.name, overlapAdvice)
-					case len(p.Prefix) < len(q.Prefix):
-						return fmt.Errorf("mount %q lies inside mount %q: %s", later.name, first.name, overlapAdvice)
-					default:
-						return fmt.Errorf("mount %q lies inside mount %q: %s", first.name, later.name, overlapAdvice)
+					if p.Overlaps(q) {
+						return overlapError(specs[i].name, specs[j].name, p, q)
 					}
 				}
 			}
@@ -165,8 +158,19 @@ func (a *app) checkOverlap(specs []mountSpec) error {
 	return nil
 }
 
-// overlapAdvice ends the errors of checkOverlap.
-const overlapAdvice = "a write through one would change the files of the other; give each a directory or prefix of its own"
+// overlapError is the error of checkOverlap for the mounts first (given
+// first) and later, whose places p and q overlap.
+func overlapError(first, later string, p, q storeurl.Place) error {
+	const advice = "a write through one would change the files of the other; give each a directory or prefix of its own"
+	switch {
+	case p == q:
+		return fmt.Errorf("mounts %q and %q are one store: %s", first, later, advice)
+	case len(p.Prefix) < len(q.Prefix): // q lies beneath p
+		return fmt.Errorf("mount %q lies inside mount %q: %s", later, first, advice)
+	default:
+		return fmt.Errorf("mount %q lies inside mount %q: %s", first, later, advice)
+	}
+}
 
 // places returns the places of the store raw names (a --mount URL): one,
 // or one per mount for a config store with a mount table, or none when raw

@@ -44,6 +44,15 @@ type Backend struct {
 	// the store with blob.Prefix, and Location.Prefix is always "".
 	NativePrefix bool
 
+	// Place, when not nil, returns the place of the store Open would open
+	// from loc (see Place; PlaceOf calls it): its Root and Prefix, which
+	// must account for loc.Prefix when NativePrefix. It opens nothing and
+	// asks no server; it may look at the local file system (the file
+	// store follows symbolic links). When nil, every store of the
+	// backend is a place of its own (the zero Place), which overlaps no
+	// other: right for mem://, where each Open makes a new store.
+	Place func(loc *Location) (Place, error)
+
 	// Open opens a store from loc. It must return errors that name no
 	// credentials. Open must not be nil.
 	Open func(ctx context.Context, loc *Location) (blob.Store, error)

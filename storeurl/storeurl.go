@@ -99,6 +99,15 @@
 // escapes it with the keys into blob names; S3 and GCS hand it to their Open,
 // whose prefix argument Go users scope a store with). The backend checks only what is
 // its own: a host or path where none belongs, its parameters' values.
+//
+// # Places
+//
+// PlaceOf reads from a URL where its store keeps its objects (a Place:
+// the backend, a location such as a bucket on its server, a directory of
+// keys), as the backend's Backend.Place says, and Place.Overlaps tells
+// whether two stores may hold the same objects, so that a program that
+// opens several side by side (a mount table) can refuse that before it
+// opens any.
 package storeurl
 
 import (

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ func init() {
 
 // backend is what this package registers for each of its schemes: the
 // prefix is applied here, inside the keys' hash tag (see keys.go).
-var backend = storeurl.Backend{Name: "redis", Params: urlParams, NativePrefix: true, Open: openURL}
+var backend = storeurl.Backend{Name: "redis", Params: urlParams, NativePrefix: true, Open: openURL, Place: place}
 
 // PasswordEnv is the environment variable that supplies the password when
 // the URL has none.
@@ -53,6 +54,32 @@ func openURL(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// place is the store's storeurl.Place: the server (host and port, the port
+// 6379 when the URL gives none) and database, or the cluster's seed nodes,
+// sorted, with the store's prefix, in Root, since each prefix is a namespace
+// of its own (keys.go): "a" and "a/b" are two stores that share no key. TLS
+// or not, and the user, pick no other data. A cluster named by other seed
+// nodes is another place to it.
+func place(loc *storeurl.Location) (storeurl.Place, error) {
+	cfg, err := parseURL(loc, func(string) string { return "" })
+	if err != nil {
+		return storeurl.Place{}, err
+	}
+	prefix, err := checkPrefix(cfg.prefix)
+	if err != nil {
+		return storeurl.Place{}, err
+	}
+	var server string
+	if cfg.cluster != nil {
+		addrs := strings.Split(strings.ToLower(strings.Join(cfg.cluster.Addrs, ",")), ",")
+		slices.Sort(addrs)
+		server = "cluster " + strings.Join(addrs, ",")
+	} else {
+		server = cfg.single.Addr + "/" + strconv.Itoa(cfg.single.DB)
+	}
+	return storeurl.Place{Root: strings.ToLower(server) + " {" + prefix + "}"}, nil
 }
 
 // urlConfig is what a URL says: the store's prefix and the client options

@@ -23,6 +23,11 @@ const (
 // listings.
 var backend = storeurl.Backend{Name: "s3", Params: []string{paramRegion, paramEndpoint, paramPathStyle}, NativePrefix: true,
 	Bucket: &storeurl.BucketSyntax{Noun: "bucket", Credentials: "the AWS SDK's chain provides them (e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"},
+	// The bucket on its server; region= and path_style= pick no other
+	// bucket (a bucket's name is unique on its server).
+	Place: func(loc *storeurl.Location) (storeurl.Place, error) {
+		return storeurl.BucketPlace(loc, storeurl.Endpoint(loc.Params.Get(paramEndpoint))), nil
+	},
 	Open: func(ctx context.Context, loc *storeurl.Location) (blob.Store, error) {
 		opts, err := options(loc)
 		if err != nil {

@@ -124,11 +124,7 @@ func (a *app) openConfigStore(ctx context.Context, st config.Store, acc access) 
 	if st.URL != "" {
 		return a.openURL(ctx, st.URL, acc) // never a name: config refuses one
 	}
-	specs := make([]mountSpec, len(st.Mounts))
-	for i, m := range st.Mounts {
-		specs[i] = mountSpec{name: m.Name, url: m.URL, readOnly: m.ReadOnly}
-	}
-	return a.openMountSpecs(ctx, specs, acc)
+	return a.openMountSpecs(ctx, configSpecs(st), acc) // mount.go
 }
 
 func init() { register(newConfigCmd) }
@@ -272,6 +268,9 @@ func (a *app) checkStore(ctx context.Context, cfg *config.Config, name string) e
 	}
 	if st.URL != "" {
 		return checkURL(ctx, a, st.URL)
+	}
+	if err := a.checkOverlap(configSpecs(st)); err != nil { // mount.go
+		return err
 	}
 	for _, m := range st.Mounts {
 		if err := checkURL(ctx, a, m.URL); err != nil {

@@ -202,15 +202,17 @@ func TestConfigCheck(t *testing.T) {
 		"  broken: failing://x\n"+
 		"  missing: "+filepath.Join(dir, "none")+"\n"+
 		"  unset: shared://${NOT_SET}\n"+
-		"  team:\n    mounts:\n      a: shared://"+name+"\n      b: failing://y\n")
+		"  team:\n    mounts:\n      a: shared://"+name+"\n      b: failing://y\n"+
+		"  nested:\n    mounts:\n      a: "+filepath.ToSlash(dir)+"\n      b: file://"+filepath.ToSlash(dir)+"/b:ro\n")
 	code, out, errOut := cloudmem([]string{"config", "check"}, "", map[string]string{"CLOUDMEM_CONFIG": path})
 	wantOut := "ok    good\n" +
 		"ok    dir\n" +
 		"FAIL  broken: " + strings.TrimSuffix(signatureLine, "\n") + "\n" +
 		"FAIL  missing: the store does not exist: no directory " + filepath.Join(dir, "none") + " (the first write creates it)\n" +
 		"FAIL  unset: " + path + ":6: ${NOT_SET} is not set (a variable the file names must be set and not empty)\n" +
-		"FAIL  team: mount b: " + strings.TrimSuffix(signatureLine, "\n") + "\n"
-	wantErr := "cloudmem config check: 4 of 6 stores failed\n"
+		"FAIL  team: mount b: " + strings.TrimSuffix(signatureLine, "\n") + "\n" +
+		`FAIL  nested: mount "b" lies inside mount "a": a write through one would change the files of the other; give each a directory or prefix of its own` + "\n"
+	wantErr := "cloudmem config check: 5 of 7 stores failed\n"
 	if code != 1 || out != wantOut || errOut != wantErr {
 		t.Errorf("config check = %d\n%s%q\nwant 1\n%s%q", code, out, errOut, wantOut, wantErr)
 	}

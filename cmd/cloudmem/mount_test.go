@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,5 +112,80 @@ func TestMountSyncState(t *testing.T) {
 	}
 	if state("a=mem://") != state("a=mem://") {
 		t.Error("the same mounts give two state files")
+	}
+}
+
+// Mounts whose stores overlap (one place, or one inside the other) are
+// refused before any store opens, with one line naming the two mounts
+// (docs/spec.md "--mount"), and nothing is written; a config store's name
+// is compared by its URLs.
+func TestMountOverlapRefused(t *testing.T) {
+	dir := t.TempDir()
+	m := dir + "/m"
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("stores:\n  work: "+m+"\n  team:\n    mounts:\n      x: "+dir+"/x\n      y: "+m+"/y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CLOUDMEM_CONFIG": cfg}
+	const advice = "a write through one would change the files of the other; give each a directory or prefix of its own"
+	inside := func(inner, outer string) string {
+		return `cloudmem exec: mount "` + inner + `" lies inside mount "` + outer + `": ` + advice + "\n"
+	}
+	one := `cloudmem exec: mounts "a" and "b" are one store: ` + advice + "\n"
+	for _, tc := range []struct {
+		mounts []string
+		want   string
+	}{
+		{[]string{"a=" + m, "b=" + m + "/b"}, inside("b", "a")},
+		{[]string{"a=" + m + "/b/", "b=" + m}, inside("a", "b")},
+		{[]string{"a=" + m, "b=file://" + m + "/?readonly=true"}, one},
+		{[]string{"a=" + m + "/x/..", "b=" + m + "/:ro"}, one},
+		{[]string{"a=" + m, "b=file:" + dir + "?prefix=m/b"}, inside("b", "a")},
+		{[]string{"c=mem://", "a=" + m + "/b", "d=" + dir + "/mb", "b=" + dir}, inside("a", "b")},
+		{[]string{"a=s3://kb?prefix=p", "b=s3://kb/p/q"}, inside("b", "a")},
+		{[]string{"a=gs://kb/p?endpoint=http://127.0.0.1:4443/", "b=gs://kb/p?endpoint=HTTP://127.0.0.1:4443"}, one},
+		{[]string{"a=redis://127.0.0.1:6379/0", "b=redis://127.0.0.1?prefix=cloudmem"}, one},
+		{[]string{"a=work", "b=" + m + "/b"}, inside("b", "a")},
+		{[]string{"a=team", "b=" + m}, inside("a", "b")},
+	} {
+		var args []string
+		for _, v := range tc.mounts {
+			args = append(args, "--mount", v)
+		}
+		args = append(args, "exec")
+		code, stdout, stderr := cloudmem(args, `{"command":"create","path":"/memories/a/new.md","file_text":"x"}`, env)
+		if code != exitFail || stdout != "" || stderr != tc.want {
+			t.Errorf("%q = %d\nstdout %q\nstderr %q\nwant %d, no stdout and stderr %q", tc.mounts, code, stdout, stderr, exitFail, tc.want)
+		}
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+			t.Fatalf("%q: the directory holds %v (%v); want nothing written", tc.mounts, entries, err)
+		}
+	}
+}
+
+// Stores side by side are no overlap: DIR/a and DIR/ab, two mem:// stores,
+// two Redis prefixes one beneath the other (each its own namespace).
+func TestMountNoOverlap(t *testing.T) {
+	dir := t.TempDir()
+	stdin := `{"command":"create","path":"/memories/a/x.md","file_text":"x"}
+{"command":"create","path":"/memories/b/y.md","file_text":"y"}
+`
+	want := `{"content":"File created successfully at: /memories/a/x.md","is_error":false}
+{"content":"File created successfully at: /memories/b/y.md","is_error":false}
+`
+	for _, mounts := range [][]string{
+		{"a=" + dir + "/a", "b=" + dir + "/ab"},
+		{"a=file:" + dir + "?prefix=p/a", "b=file:" + dir + "?prefix=p/ab"},
+		{"a=mem://", "b=mem://"},
+	} {
+		code, stdout, stderr := cloudmem([]string{"--mount", mounts[0], "--mount", mounts[1], "exec"}, stdin, nil)
+		if code != 0 || stdout != want || stderr != "" {
+			t.Errorf("%q = %d\nstdout %q\nstderr %q\nwant 0 and stdout %q", mounts, code, stdout, stderr, want)
+		}
+	}
+	// The same name twice is mount.New's error, whether or not the stores overlap.
+	code, stdout, stderr := cloudmem([]string{"--mount", "a=" + dir + "/a", "--mount", "a=" + dir + "/a", "view", "/memories"}, "", nil)
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || stdout != "" || first != `cloudmem view: --mount: mount name "a" is used twice` {
+		t.Errorf("a name twice = %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

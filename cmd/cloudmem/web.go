@@ -137,11 +137,19 @@ func (a *app) webServer(ctx context.Context, auth webAuth, actor string, readOnl
 // openWebMounts opens the store of every --mount for acc, each with a
 // history Store of its own in its URL's layers, configured by the URL's
 // history parameters (openWithHistory), and returns them as the console's
-// mounts with the function that closes them. On failure it closes what it
-// opened.
+// mounts with the function that closes them. It refuses mounts whose
+// stores overlap before it opens any (checkOverlap). On failure it closes
+// what it opened.
 func (a *app) openWebMounts(ctx context.Context, acc access) ([]web.Mount, func(), error) {
 	if a.storeFlag != "" {
 		return nil, nil, usageErrorf("--store and --mount cannot be used together: put the store under a --mount too")
+	}
+	specs, err := parseMounts(a.mounts) // mount.go
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.checkOverlap(specs); err != nil {
+		return nil, nil, err
 	}
 	var mounts []web.Mount
 	var closers []func()
@@ -150,12 +158,7 @@ func (a *app) openWebMounts(ctx context.Context, acc access) ([]web.Mount, func(
 			c()
 		}
 	}
-	for _, value := range a.mounts {
-		spec, err := parseMount(value) // mount.go
-		if err != nil {
-			done()
-			return nil, nil, err
-		}
+	for _, spec := range specs {
 		hs, write, closeStore, err := a.openWithHistory(ctx, spec.url, acc, nil) // history.go
 		if err != nil {
 			done()

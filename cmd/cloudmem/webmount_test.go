@@ -39,3 +39,18 @@ func TestWebMountByName(t *testing.T) {
 		done()
 	}
 }
+
+// The web console refuses --mount stores that overlap, as every command
+// does, before it opens any: nothing is created.
+func TestWebMountOverlapRefused(t *testing.T) {
+	dir := t.TempDir()
+	a := &app{getenv: func(string) string { return "" }, mounts: []string{"a=" + dir + "/m", "b=file:" + dir + "/m/b?history=on"}}
+	mounts, _, err := a.openWebMounts(context.Background(), readWrite)
+	want := `mount "b" lies inside mount "a": a write through one would change the files of the other; give each a directory or prefix of its own`
+	if err == nil || err.Error() != want || mounts != nil {
+		t.Errorf("openWebMounts = %v, %v; want the error %q", mounts, err, want)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the directory holds %v (%v); want nothing", entries, err)
+	}
+}

@@ -143,10 +143,10 @@ func (h *Handler) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	switch {
 	case !ok:
 		return nil, res.Err
-	case key == "" || h.isMountPoint(key):
+	case key == "" || h.gate.IsMountPoint(key):
 		return nil, &Error{Kind: ErrNotFile, Msg: msgNotAFile(path)}
 	}
-	data, _, err := h.store.Get(ctx, key, h.readLimit(key))
+	data, _, err := h.gate.Get(ctx, key)
 	if err == nil {
 		return data, nil
 	}
@@ -156,7 +156,7 @@ func (h *Handler) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if !errors.Is(err, blob.ErrNotExist) {
 		return nil, h.storageFailure(ctx, c, path, err).Err
 	}
-	isDir, err := h.isDir(ctx, key)
+	isDir, err := h.gate.IsDir(ctx, key)
 	switch {
 	case err != nil:
 		return nil, h.storageFailure(ctx, c, path, err).Err
@@ -183,20 +183,20 @@ func (h *Handler) Files(ctx context.Context, dir string) ([]FileInfo, error) {
 		return nil, res.Err
 	}
 	files := []FileInfo{}
-	for info, err := range h.store.List(ctx, blob.Dir(key)) {
+	for info, err := range h.gate.List(ctx, blob.Dir(key)) {
 		if err != nil {
 			return nil, h.storageFailure(ctx, c, dir, err).Err
 		}
-		if !within(info.Key, key) || blob.IsReserved(info.Key) {
+		if !within(info.Key, key) {
 			continue
 		}
 		files = append(files, FileInfo{Path: pathOf(info.Key), Key: info.Key, Size: info.Size,
 			Version: info.Version, Modified: info.Modified})
 	}
-	if len(files) > 0 || key == "" || h.isMountPoint(key) {
+	if len(files) > 0 || key == "" || h.gate.IsMountPoint(key) {
 		return files, nil
 	}
-	_, err := h.store.Stat(ctx, key)
+	_, err := h.gate.Stat(ctx, key)
 	switch {
 	case err == nil:
 		return nil, &Error{Kind: ErrNotDir, Msg: msgAncestorFile(key)}
@@ -204,14 +204,6 @@ func (h *Handler) Files(ctx context.Context, dir string) ([]FileInfo, error) {
 		return nil, h.storageFailure(ctx, c, dir, err).Err
 	}
 	return nil, &Error{Kind: ErrNotFound, Msg: msgNotExist(dir)}
-}
-
-// isMountPoint reports whether key is a mount point of a mount table
-// (docs/spec.md "Mounts"): a directory that exists even when it holds no
-// file, and never an object.
-func (h *Handler) isMountPoint(key string) bool {
-	m, ok := blob.MountOf(blob.Mounts(h.store), key)
-	return ok && m.Name == key
 }
 
 // InvalidInput returns the Result the handler gives for malformed input,

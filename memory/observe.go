@@ -55,14 +55,6 @@ func (h *Handler) observeEnd(ctx context.Context, res Result) {
 	}
 }
 
-// observeConflict tells the Observer, if any, that a write lost a race;
-// retry reports whether the command will try again.
-func (h *Handler) observeConflict(ctx context.Context, retry bool) {
-	if h.obs != nil {
-		h.obs.CommandConflict(ctx, retry)
-	}
-}
-
 // observed reports a command that ended before it ran (input that did not
 // decode) to the Observer, and returns res.
 func (h *Handler) observed(ctx context.Context, c *command, res Result) Result {

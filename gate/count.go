@@ -1,4 +1,4 @@
-package memory
+package gate
 
 import (
 	"context"
@@ -220,20 +220,20 @@ type reservation struct {
 func newID() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 
 // countKey is the key of the count object of key's scope.
-func (h *Handler) countKey(key string) string { return h.countPrefix(key) + fileCountKey }
+func (g *Tree) countKey(key string) string { return g.countPrefix(key) + fileCountKey }
 
 // readCount reads the count object at ckey. A missing object is no error
 // (exists is false); an unreadable one reads as an unknown count.
-func (h *Handler) readCount(ctx context.Context, ckey string) (countRef, error) {
+func (g *Tree) readCount(ctx context.Context, ckey string) (countRef, error) {
 	ref := countRef{key: ckey}
-	data, info, err := h.store.Get(ctx, ckey, countReadLimit)
+	data, info, err := g.store.Get(ctx, ckey, countReadLimit)
 	switch {
 	case errors.Is(err, blob.ErrNotExist):
-		h.counts.forget(ckey)
+		g.counts.forget(ckey)
 		return ref, nil
 	case errors.Is(err, blob.ErrTooLarge):
-		if info, err = h.store.Stat(ctx, ckey); errors.Is(err, blob.ErrNotExist) {
-			h.counts.forget(ckey)
+		if info, err = g.store.Stat(ctx, ckey); errors.Is(err, blob.ErrNotExist) {
+			g.counts.forget(ckey)
 			return ref, nil
 		}
 		if err != nil {
@@ -247,14 +247,14 @@ func (h *Handler) readCount(ctx context.Context, ckey string) (countRef, error) 
 	if json.Unmarshal(data, &ref.state) != nil || ref.state.Files < -1 {
 		ref.state = fileCount{Files: -1}
 	}
-	h.counts.remember(ref)
+	g.counts.remember(ref)
 	return ref, nil
 }
 
 // writeCount writes next over ref, conditional on ref's version (or on
 // absence). It returns the new ref, or an error wrapping
 // blob.ErrPrecondition when another writer changed the object meanwhile.
-func (h *Handler) writeCount(ctx context.Context, ref countRef, next fileCount) (countRef, error) {
+func (g *Tree) writeCount(ctx context.Context, ref countRef, next fileCount) (countRef, error) {
 	data, err := json.Marshal(next)
 	if err != nil {
 		return ref, err
@@ -263,12 +263,12 @@ func (h *Handler) writeCount(ctx context.Context, ref countRef, next fileCount) 
 	if ref.exists {
 		cond = blob.Cond{IfVersion: ref.version}
 	}
-	info, err := h.store.Put(ctx, ref.key, data, cond)
+	info, err := g.store.Put(ctx, ref.key, data, cond)
 	if err != nil {
 		return ref, err
 	}
 	written := countRef{key: ref.key, exists: true, version: info.Version, state: next}
-	h.counts.remember(written)
+	g.counts.remember(written)
 	return written, nil
 }
 
@@ -395,11 +395,11 @@ func (c *countCache) untrust(ref countRef) {
 
 // known returns the count object ckey as last read or written by this
 // handler, or reads it when there is none (then read is true).
-func (h *Handler) known(ctx context.Context, ckey string) (ref countRef, read bool, err error) {
-	if ref, ok := h.counts.lookup(ckey); ok {
+func (g *Tree) known(ctx context.Context, ckey string) (ref countRef, read bool, err error) {
+	if ref, ok := g.counts.lookup(ckey); ok {
 		return ref, false, nil
 	}
-	ref, err = h.readCount(ctx, ckey)
+	ref, err = g.readCount(ctx, ckey)
 	return ref, true, err
 }
 
@@ -423,19 +423,19 @@ func fresh(p []pending, now time.Time) ([]pending, bool) {
 // MaxFiles files already; then it returns full >= 0, the number of files,
 // for the "full" text, and reserves nothing. When read is not nil, it is
 // the count as this command just read it, which the first attempt uses.
-func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *countRef) (r reservation, full int, err error) {
-	prefix := h.countPrefix(key)
+func (g *Tree) reserve(ctx context.Context, key string, maxFiles int, read *countRef) (r reservation, full int, err error) {
+	prefix := g.countPrefix(key)
 	ckey := prefix + fileCountKey
 	// This handler's deletes not yet taken off the count (a credit) are
 	// taken off by the reservation's write; a recount leaves them out.
-	cr := h.counts.takeCredit(ckey)
+	cr := g.counts.takeCredit(ckey)
 	used := 0 // of cr, by the last attempt; -1: a recount made cr void
 	defer func() {
 		switch {
 		case err == nil && used >= 0, errors.Is(err, errCountBusy), errors.Is(err, context.Canceled),
 			errors.Is(err, context.DeadlineExceeded):
 			cr.n -= max(used, 0) // every write but the one that used it failed
-			h.counts.giveBack(ckey, cr)
+			g.counts.giveBack(ckey, cr)
 		}
 		// After a recount, or a failure that may have written the count
 		// with cr taken off, cr is dropped (the count is then too high).
@@ -450,7 +450,7 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 		var ref countRef
 		if attempt == 0 && read != nil && read.key == ckey {
 			ref = *read
-		} else if ref, err = h.readCount(ctx, ckey); err != nil {
+		} else if ref, err = g.readCount(ctx, ckey); err != nil {
 			return r, -1, err
 		}
 		now := time.Now()
@@ -461,14 +461,14 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 			st.Files -= used
 		}
 		kept, expired := fresh(st.Pending, now)
-		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired || h.expiresAt(key)) {
+		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired || g.expiresAt(key)) {
 			used = -1
-			n, next, err := h.recount(ctx, ref, prefix, now)
+			n, next, err := g.recount(ctx, ref, prefix, now)
 			if err != nil {
 				return r, -1, err
 			}
 			if n >= maxFiles {
-				_, err = h.writeCount(ctx, ref, next) // so that the next refusal needs no listing
+				_, err = g.writeCount(ctx, ref, next) // so that the next refusal needs no listing
 				if errors.Is(err, blob.ErrPrecondition) {
 					continue
 				}
@@ -479,7 +479,7 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 			}
 			next.Files, next.Counted = n+1, false
 			next.Pending = append(next.Pending, entry)
-			ref, err = h.writeCount(ctx, ref, next)
+			ref, err = g.writeCount(ctx, ref, next)
 			if errors.Is(err, blob.ErrPrecondition) {
 				continue
 			}
@@ -493,7 +493,7 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 			return r, st.Files, nil
 		}
 		next := fileCount{Files: st.Files + 1, Token: st.Token, Pending: append(kept, entry)}
-		ref, err = h.writeCount(ctx, ref, next)
+		ref, err = g.writeCount(ctx, ref, next)
 		if errors.Is(err, blob.ErrPrecondition) {
 			continue
 		}
@@ -509,18 +509,18 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 // files plus the reservations of ref still pending whose keys the listing
 // lacks, and the count to write over ref for it (a new token, Counted, the
 // reservations kept).
-func (h *Handler) recount(ctx context.Context, ref countRef, prefix string, now time.Time) (int, fileCount, error) {
+func (g *Tree) recount(ctx context.Context, ref countRef, prefix string, now time.Time) (int, fileCount, error) {
 	kept, _ := fresh(ref.state.Pending, now)
 	inFlight := make(map[string]bool, len(kept))
 	for _, e := range kept {
 		inFlight[e.Key] = true
 	}
 	n := 0
-	for info, err := range h.store.List(ctx, prefix) {
+	for info, err := range g.store.List(ctx, prefix) {
 		if err != nil {
 			return 0, fileCount{}, err
 		}
-		if isBookkeeping(info.Key) {
+		if blob.IsReserved(info.Key) {
 			continue
 		}
 		n++
@@ -537,7 +537,7 @@ func (h *Handler) recount(ctx context.Context, ref countRef, prefix string, now 
 // the file, since the count already includes it and a recount drops an
 // entry whose file it lists; after a storage failure it withdraws the
 // file, which leaves the count too high.
-func (h *Handler) confirm(ctx context.Context, r reservation) error {
+func (g *Tree) confirm(ctx context.Context, r reservation) error {
 	ref := r.ref
 	for attempt := range countAttempts {
 		if attempt > 0 {
@@ -545,7 +545,7 @@ func (h *Handler) confirm(ctx context.Context, r reservation) error {
 				return err
 			}
 			var err error
-			if ref, err = h.readCount(ctx, r.key); err != nil {
+			if ref, err = g.readCount(ctx, r.key); err != nil {
 				return fmt.Errorf("memory: reading the file count again: %w", err)
 			}
 		}
@@ -555,7 +555,7 @@ func (h *Handler) confirm(ctx context.Context, r reservation) error {
 		}
 		next := ref.state
 		next.Pending = slices.Delete(slices.Clone(next.Pending), i, i+1)
-		_, err := h.writeCount(ctx, ref, next)
+		_, err := g.writeCount(ctx, ref, next)
 		if !errors.Is(err, blob.ErrPrecondition) {
 			return err
 		}
@@ -567,7 +567,7 @@ func (h *Handler) confirm(ctx context.Context, r reservation) error {
 // because another writer holds the name: count-1 and the entry off the
 // list, as long as the entry is still pending (a recount that listed the
 // other writer's file dropped it, and its count is right).
-func (h *Handler) release(ctx context.Context, r reservation) {
+func (g *Tree) release(ctx context.Context, r reservation) {
 	ref := r.ref
 	for attempt := range countAttempts {
 		if attempt > 0 {
@@ -575,8 +575,8 @@ func (h *Handler) release(ctx context.Context, r reservation) {
 				return
 			}
 			var err error
-			if ref, err = h.readCount(ctx, r.key); err != nil {
-				h.countFailed(ctx, err)
+			if ref, err = g.readCount(ctx, r.key); err != nil {
+				g.countFailed(ctx, err)
 				return
 			}
 		}
@@ -588,23 +588,23 @@ func (h *Handler) release(ctx context.Context, r reservation) {
 		next.Files--
 		next.Counted = false
 		next.Pending = slices.Delete(slices.Clone(next.Pending), i, i+1)
-		_, err := h.writeCount(ctx, ref, next)
+		_, err := g.writeCount(ctx, ref, next)
 		if !errors.Is(err, blob.ErrPrecondition) {
 			if err != nil {
-				h.countFailed(ctx, err)
+				g.countFailed(ctx, err)
 			}
 			return
 		}
 	}
-	h.countFailed(ctx, errCountBusy)
+	g.countFailed(ctx, errCountBusy)
 }
 
 // subtract takes one file off the count ref, read before the file was
 // deleted, as long as no recount wrote it since (its token is ref's), and
 // marks the count changed in any case. Failures leave the count too high,
 // which is safe; they are logged.
-func (h *Handler) subtract(ctx context.Context, ref countRef) {
-	_ = h.update(ctx, ref, func(st *fileCount, sameToken bool) bool {
+func (g *Tree) subtract(ctx context.Context, ref countRef) {
+	_ = g.update(ctx, ref, func(st *fileCount, sameToken bool) bool {
 		changed := st.Counted
 		st.Counted = false
 		if sameToken && st.Files >= 1 {
@@ -621,17 +621,17 @@ func (h *Handler) subtract(ctx context.Context, ref countRef) {
 // while its copy stays, counted nowhere. When the source is gone because
 // this move's own earlier delete landed unanswered, the count ends one too
 // high, which is safe. Failures are logged.
-func (h *Handler) sourceGone(ctx context.Context, key string) {
-	if h.maxFilesAt(key) < 0 {
+func (g *Tree) sourceGone(ctx context.Context, key string) {
+	if g.maxFilesAt(key) < 0 {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	ref, _, err := h.known(ctx, h.countKey(key))
+	ref, _, err := g.known(ctx, g.countKey(key))
 	if err != nil {
-		h.countFailed(ctx, err)
+		g.countFailed(ctx, err)
 		return
 	}
-	_ = h.update(ctx, ref, func(st *fileCount, _ bool) bool {
+	_ = g.update(ctx, ref, func(st *fileCount, _ bool) bool {
 		st.Files++
 		st.Counted = false
 		return true
@@ -642,8 +642,8 @@ func (h *Handler) sourceGone(ctx context.Context, key string) {
 // the next create refused as full recounts even when the process stops
 // before the count is lowered: the count is then too high by what the
 // delete removed. It returns the count as it left it.
-func (h *Handler) markChanged(ctx context.Context, ref countRef) countRef {
-	return h.update(ctx, ref, func(st *fileCount, _ bool) bool {
+func (g *Tree) markChanged(ctx context.Context, ref countRef) countRef {
+	return g.update(ctx, ref, func(st *fileCount, _ bool) bool {
 		if !st.Counted {
 			return false
 		}
@@ -656,7 +656,7 @@ func (h *Handler) markChanged(ctx context.Context, ref countRef) countRef {
 // conflict; change is told whether the count's token is still ref's (no
 // recount wrote it since), and returns false when there is nothing to
 // write. It returns the count as last read or written.
-func (h *Handler) update(ctx context.Context, ref countRef, change func(st *fileCount, sameToken bool) bool) countRef {
+func (g *Tree) update(ctx context.Context, ref countRef, change func(st *fileCount, sameToken bool) bool) countRef {
 	token := ref.state.Token
 	for attempt := range countAttempts {
 		if attempt > 0 {
@@ -664,8 +664,8 @@ func (h *Handler) update(ctx context.Context, ref countRef, change func(st *file
 				return ref
 			}
 			var err error
-			if ref, err = h.readCount(ctx, ref.key); err != nil {
-				h.countFailed(ctx, err)
+			if ref, err = g.readCount(ctx, ref.key); err != nil {
+				g.countFailed(ctx, err)
 				return ref
 			}
 		}
@@ -676,34 +676,34 @@ func (h *Handler) update(ctx context.Context, ref countRef, change func(st *file
 		if !change(&next, next.Token == token) {
 			return ref
 		}
-		written, err := h.writeCount(ctx, ref, next)
+		written, err := g.writeCount(ctx, ref, next)
 		if err == nil {
 			return written
 		}
 		if !errors.Is(err, blob.ErrPrecondition) {
-			h.countFailed(ctx, err)
+			g.countFailed(ctx, err)
 			return ref
 		}
 	}
-	h.countFailed(ctx, errCountBusy)
+	g.countFailed(ctx, errCountBusy)
 	return ref
 }
 
 // forget deletes the count object ckey, so that the next create recounts.
 // A failure is logged: the count may then be too low until it is forgotten.
-func (h *Handler) forget(ctx context.Context, ckey string) {
-	h.counts.forget(ckey)
-	err := h.store.Delete(context.WithoutCancel(ctx), ckey, blob.Cond{})
+func (g *Tree) forget(ctx context.Context, ckey string) {
+	g.counts.forget(ckey)
+	err := g.store.Delete(context.WithoutCancel(ctx), ckey, blob.Cond{})
 	if err != nil && !errors.Is(err, blob.ErrNotExist) {
-		h.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count could not be reset; it may stay too low",
+		g.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count could not be reset; it may stay too low",
 			slog.Any("error", err))
 	}
 }
 
 // countFailed logs a failure to keep the count after the command's own
 // write landed: the count is then too high, which is safe.
-func (h *Handler) countFailed(ctx context.Context, err error) {
-	h.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count was not updated; it stays too high until it is recounted",
+func (g *Tree) countFailed(ctx context.Context, err error) {
+	g.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count was not updated; it stays too high until it is recounted",
 		slog.Any("error", err))
 }
 

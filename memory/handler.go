@@ -31,16 +31,19 @@
 //
 // # The write gate
 //
-// A Handler is the one writer of memory files: the model's commands, and
-// Write and Remove for programs that write on a person's behalf (the CLI's
-// put, rm and mv, transfer's copy and import, dirsync, history's restore,
-// the MCP server). Whoever writes, the same rules hold with the same texts:
-// reserved names at every depth, a name that is never both a file and a
-// directory, the file size limit and the file limit (with the file count it
-// keeps in the store), mount rules, bounded reads, and moves that complete
-// when repeated. The store layers below it (encryption, history's
-// recorder, prefixes, read-only, telemetry) change how objects are kept,
-// never which memory files may exist.
+// A Handler writes memory files only through the write gate (package
+// gate), the one writer of memory files and the one place that keeps the
+// tree's rules: the model's commands, and Write and Remove for programs
+// that write on a person's behalf (the CLI's put, rm and mv, transfer's
+// copy and import, dirsync, history's restore, the MCP server). Whoever
+// writes, the same rules hold with the same texts: reserved names at every
+// depth, a name that is never both a file and a directory, the file size
+// limit and the file limit (with the file count it keeps in the store),
+// mount rules, write policies, bounded reads, and moves that complete when
+// repeated. The Handler decodes, resolves paths and words the gate's
+// refusals as docs/spec.md says. The store layers below the gate
+// (encryption, history's recorder, prefixes, read-only, telemetry) change
+// how objects are kept, never which memory files may exist.
 //
 // # Paths and keys
 //
@@ -252,7 +255,7 @@ type Options struct {
 	// Observer, when not nil, is told when each command starts and ends
 	// and of each conflict (see Observer); package telemetry provides one.
 	Observer Observer
-	// Policy is the write policy applied to every write (policy.go). Nil
+	// Policy is the write policy applied to every write (gate/policy.go). Nil
 	// means the store's (blob.Traits.Policy: a URL's secrets= and policy=;
 	// on a mount table, each mount's), else none. Set, it holds in every
 	// mount.

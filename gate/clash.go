@@ -82,7 +82,7 @@ func (g *Tree) anyClash(ctx context.Context, key string, before func(ancestor st
 	found := make([]bool, len(anc)+1)
 	err := parallel(ctx, len(anc)+1, false, func(i int) error {
 		if i == len(anc) {
-			dir, err := g.IsDir(ctx, key)
+			dir, err := g.isDir(ctx, key)
 			found[i] = dir
 			return err
 		}
@@ -336,7 +336,7 @@ func (g *Tree) recheck(ctx context.Context, key, mine string) (bool, error) {
 	if ok, err := absent(); err != nil || !ok {
 		return false, err
 	}
-	if dir, err := g.IsDir(ctx, key); err != nil || dir {
+	if dir, err := g.isDir(ctx, key); err != nil || dir {
 		return false, err
 	}
 	if ok, err := absent(); err != nil || !ok {

@@ -152,16 +152,24 @@ func (g *Tree) KeyBudget() int { return g.keyBudget }
 // none.
 func (g *Tree) Mounts() []blob.MountPoint { return blob.Mounts(g.store) }
 
-// Get returns the content of the file key, read bounded by ReadLimit(key):
-// a larger object fails with blob.ErrTooLarge (a *blob.TooLargeError), a
-// missing one with blob.ErrNotExist. A directory is not a file: IsDir
-// tells.
+// Get returns the content of the file key, read bounded by the larger of
+// the size limit at key and Options.MaxImageBytes: a larger object fails
+// with blob.ErrTooLarge (a *blob.TooLargeError), a missing one with
+// blob.ErrNotExist, a key no memory path maps to (a reserved one) with
+// ErrInvalidKey, unread. A directory is not a file: IsDir tells.
 func (g *Tree) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
-	return g.store.Get(ctx, key, g.ReadLimit(key))
+	if err := g.checkKey(key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	return g.store.Get(ctx, key, g.readLimit(key))
 }
 
-// Stat returns the file key's metadata, or blob.ErrNotExist.
+// Stat returns the file key's metadata, or blob.ErrNotExist, or
+// ErrInvalidKey as Get does.
 func (g *Tree) Stat(ctx context.Context, key string) (blob.Info, error) {
+	if err := g.checkKey(key); err != nil {
+		return blob.Info{}, err
+	}
 	return g.store.Stat(ctx, key)
 }
 
@@ -184,8 +192,17 @@ func (g *Tree) List(ctx context.Context, prefix string) iter.Seq2[blob.Info, err
 // IsDir reports whether any memory file lies under the directory key:
 // reserved bookkeeping keys beneath it do not make it a directory. It reads
 // the listing only up to the first memory file. The root is a directory
-// whether or not it holds any.
+// whether or not it holds any. A key no memory path maps to is
+// ErrInvalidKey.
 func (g *Tree) IsDir(ctx context.Context, key string) (bool, error) {
+	if err := g.checkKey(key); err != nil {
+		return false, err
+	}
+	return g.isDir(ctx, key)
+}
+
+// isDir is IsDir for a key known to be valid.
+func (g *Tree) isDir(ctx context.Context, key string) (bool, error) {
 	if key == "" {
 		return true, nil
 	}

@@ -163,3 +163,64 @@ func keys(t *testing.T, g *gate.Tree) []string {
 	}
 	return out
 }
+
+// A read-only Tree refuses a write before it looks at the key, as
+// docs/spec.md orders the checks (read-only, then the paths), whatever the
+// key: the refusal does not depend on what the caller sent.
+func TestReadOnlyBeforeKey(t *testing.T) {
+	g, err := gate.New(mem.New(nil), gate.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, key := range []string{".cloudmem/files", "a//b", "/a"} {
+		_, errCreate := g.Create(ctx, key, []byte("x"), false)
+		_, errReplace := g.Replace(ctx, key, []byte("x"), "1")
+		_, errEdit := g.Edit(ctx, key, func(b []byte) ([]byte, error) { return b, nil })
+		for name, err := range map[string]error{
+			"Create": errCreate, "Replace": errReplace, "Edit": errEdit,
+			"Remove": g.Remove(ctx, key, blob.Cond{}, true), "Move": g.Move(ctx, key, "b"),
+			"Move to": g.Move(ctx, "b", key),
+		} {
+			if !errors.Is(err, gate.ErrReadOnly) || errors.Is(err, gate.ErrInvalidKey) {
+				t.Errorf("%s(%q): %v, want ErrReadOnly alone", name, key, err)
+			}
+		}
+	}
+}
+
+// The reads take memory files' keys too: a reserved key (the gate's own
+// file count, another layer's object) or a malformed one is refused, and
+// the object is not read.
+func TestReadsRefuseInvalidKeys(t *testing.T) {
+	store := mem.New(nil)
+	if _, err := store.Put(t.Context(), "d/.cloudmem-key", []byte("secret"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := gate.New(store, gate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := g.Create(ctx, "a", []byte("x"), false); err != nil { // writes the file count
+		t.Fatal(err)
+	}
+	for _, key := range []string{".cloudmem/files", "d/.cloudmem-key", "a//b", "/a", "a/"} {
+		data, _, err := g.Get(ctx, key)
+		if !errors.Is(err, gate.ErrInvalidKey) || data != nil {
+			t.Errorf("Get(%q): %q, %v; want ErrInvalidKey and nothing read", key, data, err)
+		}
+		if _, err := g.Stat(ctx, key); !errors.Is(err, gate.ErrInvalidKey) {
+			t.Errorf("Stat(%q): %v, want ErrInvalidKey", key, err)
+		}
+		if _, err := g.IsDir(ctx, key); !errors.Is(err, gate.ErrInvalidKey) {
+			t.Errorf("IsDir(%q): %v, want ErrInvalidKey", key, err)
+		}
+	}
+	if data, _, err := g.Get(ctx, "a"); err != nil || string(data) != "x" {
+		t.Errorf("Get(a): %q, %v; want x", data, err)
+	}
+	if dir, err := g.IsDir(ctx, ""); err != nil || !dir {
+		t.Errorf("IsDir(root): %v, %v; want true", dir, err)
+	}
+}

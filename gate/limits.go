@@ -26,23 +26,23 @@ func (g *Tree) expiresAt(key string) bool {
 	return blob.TraitsOf(g.store).Expires
 }
 
-// MaxFileBytesAt returns the size limit of the file key.
-func (g *Tree) MaxFileBytesAt(key string) int64 {
+// maxFileBytesAt returns the size limit of the file key.
+func (g *Tree) maxFileBytesAt(key string) int64 {
 	if m, ok := blob.MountOf(blob.Mounts(g.store), key); ok && !g.bytesSet && m.Limits.MaxFileBytes > 0 {
 		return m.Limits.MaxFileBytes
 	}
 	return g.maxFileBytes
 }
 
-// ReadLimit is the Get limit of every read of key: the largest file or
+// readLimit is the Get limit of every read of key: the largest file or
 // image a command can use there. No store reads more than one byte beyond
 // it.
-func (g *Tree) ReadLimit(key string) int64 { return max(g.MaxFileBytesAt(key), g.maxImageBytes) }
+func (g *Tree) readLimit(key string) int64 { return max(g.maxFileBytesAt(key), g.maxImageBytes) }
 
 // tooLarge is the refusal of data, to be written at key, when it is over
 // the size limit there.
 func (g *Tree) tooLarge(key string, data []byte) *Error {
-	if n, most := int64(len(data)), g.MaxFileBytesAt(key); n > most {
+	if n, most := int64(len(data)), g.maxFileBytesAt(key); n > most {
 		return &Error{Kind: ErrTooLarge, Key: key, Size: n, Limit: most}
 	}
 	return nil

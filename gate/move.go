@@ -105,7 +105,7 @@ func (g *Tree) move(ctx context.Context, src, dst string) error {
 // is left (see sweepRounds).
 func (g *Tree) moveByCopy(ctx context.Context, src, dst string) error {
 	ctx = blob.WithMove(ctx, src, dst)
-	data, info, err := g.store.Get(ctx, src, g.ReadLimit(src))
+	data, info, err := g.store.Get(ctx, src, g.readLimit(src))
 	switch {
 	case err == nil: // a file
 		if err := g.absentTree(ctx, dst); err != nil {
@@ -126,7 +126,7 @@ func (g *Tree) moveByCopy(ctx context.Context, src, dst string) error {
 	// object over it (put there by another program) is not moved, and
 	// nothing is copied.
 	for _, info := range infos {
-		if limit := g.ReadLimit(info.Key); info.Size > limit {
+		if limit := g.readLimit(info.Key); info.Size > limit {
 			return &blob.TooLargeError{Key: info.Key, Size: info.Size, Limit: limit}
 		}
 	}
@@ -191,11 +191,11 @@ func (g *Tree) leftCopies(ctx context.Context, infos, existing []blob.Info, src,
 
 // sameContent reports whether the objects a and b hold the same bytes.
 func (g *Tree) sameContent(ctx context.Context, a, b string) (bool, error) {
-	da, _, err := g.store.Get(ctx, a, g.ReadLimit(a))
+	da, _, err := g.store.Get(ctx, a, g.readLimit(a))
 	if err != nil {
 		return false, err
 	}
-	db, _, err := g.store.Get(ctx, b, g.ReadLimit(b))
+	db, _, err := g.store.Get(ctx, b, g.readLimit(b))
 	if errors.Is(err, blob.ErrNotExist) {
 		return false, nil
 	}
@@ -336,7 +336,7 @@ func (g *Tree) dropSource(ctx context.Context, src blob.Info, to, toVer string) 
 		if !errors.Is(err, blob.ErrPrecondition) {
 			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
 		}
-		data, info, err := g.store.Get(ctx, src.Key, g.ReadLimit(src.Key))
+		data, info, err := g.store.Get(ctx, src.Key, g.readLimit(src.Key))
 		if errors.Is(err, blob.ErrNotExist) { // another writer deleted it
 			g.sourceGone(ctx, src.Key)
 			return nil
@@ -364,7 +364,7 @@ func (g *Tree) sweep(ctx context.Context, src, dst string) error {
 			return err
 		}
 		for _, info := range left {
-			data, info, err := g.store.Get(ctx, info.Key, g.ReadLimit(info.Key))
+			data, info, err := g.store.Get(ctx, info.Key, g.readLimit(info.Key))
 			if errors.Is(err, blob.ErrNotExist) {
 				continue
 			}

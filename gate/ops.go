@@ -88,7 +88,7 @@ type Edited struct {
 }
 
 // Edit is a read-modify-write of the file key: it reads the file (bounded
-// by ReadLimit), calls apply on its content, and writes what apply
+// as Get is), calls apply on its content, and writes what apply
 // returns, conditional on the version read; when another writer got there
 // first, it reads and applies again (see Options.Retries). An error from
 // apply ends the edit, unwritten, and is returned as it is. The write
@@ -124,12 +124,12 @@ func (g *Tree) Edit(ctx context.Context, key string, apply func(content []byte) 
 // editOnce is one attempt of Edit. lost reports a race lost to another
 // writer.
 func (g *Tree) editOnce(ctx context.Context, key string, apply func([]byte) ([]byte, error)) (done Edited, lost bool, err error) {
-	content, info, err := g.Get(ctx, key)
+	content, info, err := g.store.Get(ctx, key, g.readLimit(key))
 	switch {
 	case errors.Is(err, blob.ErrTooLarge):
 		return done, false, tooLargeToRead(key, err)
 	case errors.Is(err, blob.ErrNotExist):
-		isDir, err := g.IsDir(ctx, key)
+		isDir, err := g.isDir(ctx, key)
 		switch {
 		case err != nil:
 			return done, false, err
@@ -196,11 +196,11 @@ func (g *Tree) Remove(ctx context.Context, key string, cond blob.Cond, dirs bool
 // ErrSecret (Key: a file's new key), ErrTooLarge (Read set; Key: the file
 // over the read limit, on a store that moves by copying).
 func (g *Tree) Move(ctx context.Context, oldKey, newKey string) error {
-	if err := errors.Join(g.checkKey(oldKey), g.checkKey(newKey)); err != nil {
-		return err
-	}
 	if g.ReadOnly() {
 		return refuse(ErrReadOnly, "")
+	}
+	if err := errors.Join(g.checkKey(oldKey), g.checkKey(newKey)); err != nil {
+		return err
 	}
 	if err := g.checkMountedMove(oldKey, newKey); err != nil {
 		return err
@@ -211,15 +211,15 @@ func (g *Tree) Move(ctx context.Context, oldKey, newKey string) error {
 	return g.rename(ctx, oldKey, newKey)
 }
 
-// checkWrite makes the checks every write of one key makes first: the
-// store is writable, key is a valid key, the mount rules, and key is not
-// the root.
+// checkWrite makes the checks every write of one key makes first, in
+// docs/spec.md's order: the store is writable, key is a valid key, the
+// mount rules, and key is not the root.
 func (g *Tree) checkWrite(o op, key string) error {
-	if err := g.checkKey(key); err != nil {
-		return err
-	}
 	if g.ReadOnly() {
 		return refuse(ErrReadOnly, "")
+	}
+	if err := g.checkKey(key); err != nil {
+		return err
 	}
 	if err := g.checkMount(o, key); err != nil {
 		return err

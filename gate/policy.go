@@ -58,7 +58,7 @@ func (g *Tree) screen(ctx context.Context, key string, data []byte) (wctx contex
 		return ctx, data, nil, nil
 	}
 	p, path := g.policyAt(key), pathOf(key)
-	if !p.Scans(path) || int64(len(data)) > g.MaxFileBytesAt(key) {
+	if !p.Scans(path) || int64(len(data)) > g.maxFileBytesAt(key) {
 		return ctx, data, nil, nil
 	}
 	found, err := p.Scan(path, data)
@@ -124,13 +124,13 @@ func (g *Tree) screenMove(ctx context.Context, oldKey, newKey string) error {
 		if !pNew.Scans(pathOf(dst)) || pOld == pNew && pOld.Scans(pathOf(key)) {
 			continue
 		}
-		data, _, err := g.store.Get(ctx, key, g.ReadLimit(key))
+		data, _, err := g.store.Get(ctx, key, g.readLimit(key))
 		switch {
 		case errors.Is(err, blob.ErrNotExist) || errors.Is(err, blob.ErrTooLarge):
 			continue
 		case err != nil:
 			return err
-		case int64(len(data)) > g.MaxFileBytesAt(dst):
+		case int64(len(data)) > g.maxFileBytesAt(dst):
 			continue
 		}
 		found, err := pNew.Scan(pathOf(dst), data)

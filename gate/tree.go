@@ -86,7 +86,7 @@ func (g *Tree) deleteKey(ctx context.Context, key string, cond blob.Cond, dirs b
 		}
 	}
 	if errors.Is(err, blob.ErrNotExist) && !dirs {
-		isDir, derr := g.IsDir(ctx, key)
+		isDir, derr := g.isDir(ctx, key)
 		switch {
 		case derr != nil:
 			err = derr
@@ -220,6 +220,6 @@ func (g *Tree) exists(ctx context.Context, key string) (file, dir bool, err erro
 	case !errors.Is(err, blob.ErrNotExist):
 		return false, false, err
 	}
-	dir, err = g.IsDir(ctx, key)
+	dir, err = g.isDir(ctx, key)
 	return false, dir, err
 }

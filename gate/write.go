@@ -18,7 +18,7 @@ import (
 // attempt, and one the fast path cannot answer, probes first. It returns
 // the file's new version.
 func (g *Tree) createFile(ctx context.Context, key string, data []byte, overwrite bool) (version string, err error) {
-	size, maxBytes, maxFiles := int64(len(data)), g.MaxFileBytesAt(key), g.maxFilesAt(key)
+	size, maxBytes, maxFiles := int64(len(data)), g.maxFileBytesAt(key), g.maxFilesAt(key)
 	fast := !overwrite && size <= maxBytes
 	var (
 		read   *countRef // the count as the fast path read it, if it did
@@ -44,7 +44,7 @@ func (g *Tree) createFile(ctx context.Context, key string, data []byte, overwrit
 // writes. lost reports a race lost to another writer: the attempt is to be
 // made again.
 func (g *Tree) createAttempt(ctx context.Context, key string, data []byte, overwrite bool, maxFiles int, read *countRef) (version string, lost bool, err error) {
-	size, maxBytes := int64(len(data)), g.MaxFileBytesAt(key)
+	size, maxBytes := int64(len(data)), g.maxFileBytesAt(key)
 	s, err := g.probe(ctx, key, overwrite)
 	switch {
 	case err != nil:
@@ -337,7 +337,7 @@ func (g *Tree) probe(ctx context.Context, key string, overwrite bool) (survey, e
 		return s, fileErr
 	default:
 		var err error
-		if s.isDir, err = g.IsDir(ctx, key); err != nil {
+		if s.isDir, err = g.isDir(ctx, key); err != nil {
 			return s, err
 		}
 	}

@@ -67,8 +67,9 @@ func (h *Handler) Rename(ctx context.Context, oldPath, newPath string) Result {
 //
 // On success it returns the file's new store version (FileInfo.Version). On
 // failure the error is the *Error of the create command (ErrInvalidPath,
-// ErrReadOnly, ErrExists, ErrNotDir, ErrTooLarge, ErrFull, ErrConflict,
-// ErrStorage), or ErrNotFile for /memories itself.
+// ErrReadOnly, ErrExists (a mount point too), ErrNotDir, ErrTooLarge,
+// ErrFull, ErrSecret, ErrConflict, ErrStorage; on a mount table
+// ErrNotMounted), or ErrNotFile for /memories itself.
 func (h *Handler) Write(ctx context.Context, path string, data []byte, ifVersion string) (version string, err error) {
 	res := h.do(ctx, &command{name: "write", path: path, data: data, ifVersion: ifVersion})
 	return res.version, res.Err
@@ -81,10 +82,10 @@ func (h *Handler) Write(ctx context.Context, path string, data []byte, ifVersion
 // deletes a directory and does not retry.
 //
 // On failure the error is an *Error: ErrInvalidPath, ErrReadOnly,
-// ErrNotFile (path is a directory, /memories or a mount point), ErrNotFound,
-// ErrConflict (the file is not at ifVersion: changed, or deleted, which a
-// store may report either way; it wraps blob.ErrPrecondition), or
-// ErrStorage.
+// ErrNotMounted (on a mount table), ErrNotFile (path is a directory,
+// /memories or a mount point), ErrNotFound, ErrConflict (the file is not at
+// ifVersion: changed, or deleted, which a store may report either way; it
+// wraps blob.ErrPrecondition), or ErrStorage.
 func (h *Handler) Remove(ctx context.Context, path, ifVersion string) error {
 	return h.do(ctx, &command{name: "remove", path: path, ifVersion: ifVersion}).Err
 }

@@ -131,7 +131,7 @@ func isWitness(key string) bool {
 // its store for the tree's rules: a file count (at the root of the store,
 // or of a mount) or a witness of a name. Such keys are reserved
 // (blob.IsReserved), so no memory path reaches them; this is for tools and
-// tests that read a store's raw keys and must tell the Handler's own
+// tests that read a store's raw keys and must tell the Tree's own
 // objects from the other layers' (an encryption key, history records).
 func IsBookkeeping(key string) bool {
 	return key == fileCountKey || strings.HasSuffix(key, "/"+fileCountKey) || isWitness(key)
@@ -162,7 +162,7 @@ func (g *Tree) witness(kind, name string) string {
 func (g *Tree) touch(ctx context.Context, kind, name string) (string, error) {
 	info, err := g.store.Put(ctx, g.witness(kind, name), []byte(name), blob.Cond{})
 	if err != nil {
-		return "", fmt.Errorf("memory: writing the witness of %q: %w", name, err)
+		return "", fmt.Errorf("gate: writing the witness of %q: %w", name, err)
 	}
 	return info.Version, nil
 }
@@ -175,7 +175,7 @@ func (g *Tree) witnessed(ctx context.Context, kind, name string) (string, error)
 	case errors.Is(err, blob.ErrNotExist):
 		return "", nil
 	case err != nil:
-		return "", fmt.Errorf("memory: reading the witness of %q: %w", name, err)
+		return "", fmt.Errorf("gate: reading the witness of %q: %w", name, err)
 	}
 	return info.Version, nil
 }
@@ -211,7 +211,7 @@ func ancestors(key string) []string {
 //     (each unchanged since its first Stat, W×(key) since its own write);
 //     then it writes key again with Put(IfAbsent), follows rule 1, and
 //     keeps key if W↓(key) is still d. A failed condition withdraws its
-//     write and retries the command.
+//     write and retries the operation.
 //
 // Why a file F at key and a create D of a file under it cannot both keep
 // their names: per key, Put and Stat are linearizable, every write of a key
@@ -254,7 +254,7 @@ func (g *Tree) settleHidden(ctx context.Context, key string, data []byte, versio
 	mine, err := g.touch(wctx, withdrawn, key)
 	if derr := g.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
 		!errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
-		err = errors.Join(err, fmt.Errorf("memory: withdrawing %q to look beneath it: %w", key, derr))
+		err = errors.Join(err, fmt.Errorf("gate: withdrawing %q to look beneath it: %w", key, derr))
 	}
 	if err != nil {
 		return "", false, err

@@ -27,7 +27,7 @@ import (
 // # The invariant: never too low, but for a crash in one window
 //
 // Whatever races or fails, the count is not below the number of files the
-// handlers wrote in its scope, but for one file per create that died
+// Trees wrote in its scope, but for one file per create that died
 // between its two writes on the fast path below, or whose storage failed
 // as it withdrew its file, and for the fast path's writes of the count
 // that a crash of the machine undid: those skip the store's syncs
@@ -36,15 +36,16 @@ import (
 // file system had not yet written back. Every other write of the count
 // (reservations near the limit, recounts) is synced, and with it all that
 // came before. Every writer of memory files goes through a
-// Handler (the CLI, transfer, dirsync and history restore call Write and
-// Remove), so none writes past the count; a key written into the store by
-// other means is counted at the next recount. A count too high is safe: before a
+// Tree (memory.Handler's commands, and its Write and Remove, which the
+// CLI, transfer, dirsync and history restore call), so none writes past
+// the count; a key written into the store by other means is counted at
+// the next recount. A count too high is safe: before a
 // create is refused as full, the scope is listed and the count rewritten
 // (a recount), unless nothing changed the count since its last recount. A
 // count too low lets the store grow past the limit by as much. So:
 //
 //   - far from the limit (more than countMargin places left, as the count
-//     last read or written by this handler says: countCache), a create
+//     last read or written by this Tree says: countCache), a create
 //     writes its file (Put IfAbsent) and one more in the count (Put
 //     IfVersion) at once (createNew); a count another writer changed
 //     meanwhile is read again, and one found near the limit makes the
@@ -68,11 +69,11 @@ import (
 //   - a delete does not write the count: it reads it while it deletes
 //     (or, once per version, trusts the one it remembers far from the
 //     limit: "A delete far from the limit" below), and a file delete
-//     leaves the file to this handler's next create counted the fast way,
+//     leaves the file to this Tree's next create counted the fast way,
 //     which takes it off in its own write of the count (a credit:
 //     countCache), as long as the count's token is the one the delete
 //     read or trusted (a recount since may have left the file out
-//     already). Until then, and for good when the handler ends first or
+//     already). Until then, and for good when the Tree ends first or
 //     the delete was a directory's, the count is too high by the files
 //     deleted, and the next create refused as full recounts. A count that
 //     a recount left unchanged (Counted) is marked changed once the delete
@@ -89,7 +90,7 @@ import (
 //
 // # A delete far from the limit
 //
-// A file delete by a handler that remembers the count (countCache) more
+// A file delete by a Tree that remembers the count (countCache) more
 // than countMargin places from the limit, and none of whose deletes
 // deleted a file without reading that same count (countCache.trust; a
 // delete that found no file gives the trust back: untrust), does not
@@ -98,11 +99,11 @@ import (
 // recount since changed the token, and the credit is then dropped), and
 // the one thing a fresh read could add is a Counted mark to clear, which
 // only a recount sets, which only a create refused at the limit makes. So
-// this gives up one case: another handler filled the scope since this
-// handler's last command there and recounted it at the limit. The delete
-// then leaves the count marked Counted and one too high (one per handler
+// this gives up one case: another Tree filled the scope since this
+// Tree's last operation there and recounted it at the limit. The delete
+// then leaves the count marked Counted and one too high (one per Tree
 // that so deleted), and creates are refused as full with as many places
-// free until the next delete, which reads the count (every handler that
+// free until the next delete, which reads the count (every Tree that
 // was refused remembers it at the limit) and marks it; the create after
 // that recounts. Never more files than the limit.
 //
@@ -120,7 +121,7 @@ import (
 // entry older than pendingTTL is dropped: its create gave up (a create
 // never writes its file more than pendingTTL/2 after it reserved) or
 // crashed; the count it added stays, too high, until the next recount.
-// This assumes the clocks of the handlers that share a store agree within
+// This assumes the clocks of the Trees that share a store agree within
 // pendingTTL/2.
 //
 // The fast path puts nothing on the list: a recount runs only at the
@@ -141,9 +142,9 @@ import (
 // # Costs
 //
 // Steady state, far from the limit, a create adds to its file's Put one
-// Put of the count, sent with it (a handler's first create at a scope reads
+// Put of the count, sent with it (a Tree's first create at a scope reads
 // the count first), and a file delete nothing (one Get of the count, sent
-// with its Delete, when the handler does not remember the count far from
+// with its Delete, when the Tree does not remember the count far from
 // the limit, or another of its deletes already deleted a file trusting
 // that version: a file delete right after another). Near the limit a create adds 1 Get and 2 Puts of the count to its
 // checks (3 Gets and 4 Puts under contention, and so on). Nothing grows
@@ -157,7 +158,7 @@ import (
 // no memory path reaches it and no listing or limit counts it.
 const fileCountKey = blob.ReservedName + "/files"
 
-// countAttempts bounds how often one command re-reads and rewrites the
+// countAttempts bounds how often one operation re-reads and rewrites the
 // count when other writers keep changing it in between.
 const countAttempts = 32
 
@@ -170,12 +171,12 @@ const pendingTTL = 10 * time.Minute
 // unreadable, and the next create recounts.
 const countReadLimit = 1 << 20
 
-// errCountBusy is the failure of a count that kept changing under a command.
-var errCountBusy = errors.New("memory: the file count kept changing under this command")
+// errCountBusy is the failure of a count that kept changing under an operation.
+var errCountBusy = errors.New("gate: the file count kept changing under this operation")
 
 // errSlowCreate is the failure of a create whose reservation became too
 // old to write its file under.
-var errSlowCreate = errors.New("memory: the create took too long after it reserved its place in the file count")
+var errSlowCreate = errors.New("gate: the create took too long after it reserved its place in the file count")
 
 // fileCount is the content of the count object.
 type fileCount struct {
@@ -272,8 +273,8 @@ func (g *Tree) writeCount(ctx context.Context, ref countRef, next fileCount) (co
 	return written, nil
 }
 
-// countCache remembers the count objects a handler last read or wrote, so
-// that its next command at the same scope writes the count conditionally on
+// countCache remembers the count objects a Tree last read or wrote, so
+// that its next operation at the same scope writes the count conditionally on
 // the version it knows instead of reading it first. A remembered count is
 // only ever a guess: every write made on it is conditional on its version,
 // and one that another writer changed since fails and is read afresh. It is
@@ -287,7 +288,7 @@ type countCache struct {
 	trusted map[string]string
 }
 
-// credit is the number of files this handler deleted from a count's scope
+// credit is the number of files this Tree deleted from a count's scope
 // without lowering the count, while the count had the token token: the
 // next create that counts the fast way takes them off with its own write,
 // when the count still has that token (no recount since, which would have
@@ -367,7 +368,7 @@ func (c *countCache) forget(ckey string) {
 
 // trust reports whether a file delete may trust the remembered count ref
 // without reading it, and if so notes that one did: once per version
-// remembered, so that a handler's deletes leave a count another handler
+// remembered, so that a Tree's deletes leave a count another Tree
 // recounted since at most one too high ("A delete far from the limit").
 func (c *countCache) trust(ref countRef) bool {
 	c.mu.Lock()
@@ -394,7 +395,7 @@ func (c *countCache) untrust(ref countRef) {
 }
 
 // known returns the count object ckey as last read or written by this
-// handler, or reads it when there is none (then read is true).
+// Tree, or reads it when there is none (then read is true).
 func (g *Tree) known(ctx context.Context, ckey string) (ref countRef, read bool, err error) {
 	if ref, ok := g.counts.lookup(ckey); ok {
 		return ref, false, nil
@@ -422,11 +423,11 @@ func fresh(p []pending, now time.Time) ([]pending, bool) {
 // reserve adds the file key to its scope's count, unless the scope holds
 // MaxFiles files already; then it returns full >= 0, the number of files,
 // for the "full" text, and reserves nothing. When read is not nil, it is
-// the count as this command just read it, which the first attempt uses.
+// the count as this operation just read it, which the first attempt uses.
 func (g *Tree) reserve(ctx context.Context, key string, maxFiles int, read *countRef) (r reservation, full int, err error) {
 	prefix := g.countPrefix(key)
 	ckey := prefix + fileCountKey
-	// This handler's deletes not yet taken off the count (a credit) are
+	// This Tree's deletes not yet taken off the count (a credit) are
 	// taken off by the reservation's write; a recount leaves them out.
 	cr := g.counts.takeCredit(ckey)
 	used := 0 // of cr, by the last attempt; -1: a recount made cr void
@@ -546,7 +547,7 @@ func (g *Tree) confirm(ctx context.Context, r reservation) error {
 			}
 			var err error
 			if ref, err = g.readCount(ctx, r.key); err != nil {
-				return fmt.Errorf("memory: reading the file count again: %w", err)
+				return fmt.Errorf("gate: reading the file count again: %w", err)
 			}
 		}
 		i := slices.IndexFunc(ref.state.Pending, func(e pending) bool { return e.ID == r.id })
@@ -695,22 +696,22 @@ func (g *Tree) forget(ctx context.Context, ckey string) {
 	g.counts.forget(ckey)
 	err := g.store.Delete(context.WithoutCancel(ctx), ckey, blob.Cond{})
 	if err != nil && !errors.Is(err, blob.ErrNotExist) {
-		g.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count could not be reset; it may stay too low",
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gate: the file count could not be reset; it may stay too low",
 			slog.Any("error", err))
 	}
 }
 
-// countFailed logs a failure to keep the count after the command's own
+// countFailed logs a failure to keep the count after the operation's own
 // write landed: the count is then too high, which is safe.
 func (g *Tree) countFailed(ctx context.Context, err error) {
-	g.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count was not updated; it stays too high until it is recounted",
+	g.log.LogAttrs(ctx, slog.LevelWarn, "gate: the file count was not updated; it stays too high until it is recounted",
 		slog.Any("error", err))
 }
 
 // countWait waits before attempt n+1 at the count, or until ctx is done,
 // and then returns ctx's error: a random time between half and all of
 // 1ms·2ⁿ, capped at 50ms. A write of the count is one small object, so
-// racing writers retry sooner than a whole command does.
+// racing writers retry sooner than a whole operation does.
 func countWait(ctx context.Context, n int) error {
 	d := min(time.Millisecond<<min(n, 10), 50*time.Millisecond)
 	t := time.NewTimer(d/2 + rand.N(d/2+1))

@@ -35,7 +35,7 @@ func (g *Tree) maxFileBytesAt(key string) int64 {
 }
 
 // readLimit is the Get limit of every read of key: the largest file or
-// image a command can use there. No store reads more than one byte beyond
+// image an operation can use there. No store reads more than one byte beyond
 // it.
 func (g *Tree) readLimit(key string) int64 { return max(g.maxFileBytesAt(key), g.maxImageBytes) }
 

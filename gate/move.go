@@ -25,7 +25,7 @@ const sweepRounds = 8
 
 // errLeftBehind is the failure of a delete or move that kept finding keys
 // under the old directory.
-var errLeftBehind = errors.New("memory: keys remain under the directory after every round of the operation")
+var errLeftBehind = errors.New("gate: keys remain under the directory after every round of the operation")
 
 // deleteDir deletes every memory file under the directory key. Reserved
 // bookkeeping keys beneath it (another store's, under a longer prefix) are
@@ -122,7 +122,7 @@ func (g *Tree) moveByCopy(ctx context.Context, src, dst string) error {
 	if len(infos) == 0 {
 		return fmt.Errorf("%q: %w", src, blob.ErrNotExist)
 	}
-	// No command reads more than the read limit: a directory holding an
+	// No operation reads more than the read limit: a directory holding an
 	// object over it (put there by another program) is not moved, and
 	// nothing is copied.
 	for _, info := range infos {
@@ -301,7 +301,7 @@ func (g *Tree) dropSources(ctx context.Context, jobs []copied) error {
 		if errors.Is(err, blob.ErrPrecondition) || errors.Is(err, blob.ErrNotExist) {
 			err = errors.New(err.Error())
 		}
-		return fmt.Errorf("memory: rename: %d files were copied but their sources not removed: %w", len(jobs), err)
+		return fmt.Errorf("gate: move: %d files were copied but their sources not removed: %w", len(jobs), err)
 	}
 	return parallel(ctx, len(jobs), false, func(i int) error {
 		switch e := errs[i]; {
@@ -313,7 +313,7 @@ func (g *Tree) dropSources(ctx context.Context, jobs []copied) error {
 		case errors.Is(e, blob.ErrPrecondition):
 			return g.dropSource(ctx, jobs[i].from, jobs[i].to, jobs[i].ver)
 		default:
-			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", jobs[i].from.Key, jobs[i].to, e)
+			return fmt.Errorf("gate: move: %q was copied to %q but not removed: %w", jobs[i].from.Key, jobs[i].to, e)
 		}
 	})
 }
@@ -334,7 +334,7 @@ func (g *Tree) dropSource(ctx context.Context, src blob.Info, to, toVer string) 
 			return nil
 		}
 		if !errors.Is(err, blob.ErrPrecondition) {
-			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
+			return fmt.Errorf("gate: move: %q was copied to %q but not removed: %w", src.Key, to, err)
 		}
 		data, info, err := g.store.Get(ctx, src.Key, g.readLimit(src.Key))
 		if errors.Is(err, blob.ErrNotExist) { // another writer deleted it
@@ -342,15 +342,15 @@ func (g *Tree) dropSource(ctx context.Context, src blob.Info, to, toVer string) 
 			return nil
 		}
 		if err != nil { // neither ErrNotExist nor, from a Get, ErrPrecondition
-			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
+			return fmt.Errorf("gate: move: %q was copied to %q but not removed: %w", src.Key, to, err)
 		}
 		put, err := g.store.Put(ctx, to, data, blob.Cond{IfVersion: toVer})
 		if err != nil {
-			return fmt.Errorf("memory: rename: %q and its copy %q both changed during the move; both are kept: %v", src.Key, to, err)
+			return fmt.Errorf("gate: move: %q and its copy %q both changed during the move; both are kept: %v", src.Key, to, err)
 		}
 		src, toVer = info, put.Version
 	}
-	return fmt.Errorf("memory: rename: %q kept changing during the move; it is kept at both %q and its old key", src.Key, to)
+	return fmt.Errorf("gate: move: %q kept changing during the move; it is kept at both %q and its old key", src.Key, to)
 }
 
 // sweep moves what a listing of src shows after the move, round by round:
@@ -385,7 +385,7 @@ func (g *Tree) sweep(ctx context.Context, src, dst string) error {
 				case errors.Is(err, blob.ErrNotExist): // another writer deleted it
 					g.sourceGone(ctx, info.Key)
 				case err != nil:
-					return fmt.Errorf("memory: rename: %q not removed: %v", info.Key, err)
+					return fmt.Errorf("gate: move: %q not removed: %v", info.Key, err)
 				}
 				continue
 			}

@@ -18,7 +18,7 @@ type policies struct {
 	active bool           // some policy scans: without one, writes cost nothing more
 }
 
-// newPolicies resolves the policies of a Handler over store with set, the
+// newPolicies resolves the policies of a Tree over store with set, the
 // Options' policy (nil: none set).
 func newPolicies(store blob.Store, set *policy.Policy) policies {
 	t := blob.TraitsOf(store)
@@ -81,7 +81,7 @@ func (g *Tree) screen(ctx context.Context, key string, data []byte) (wctx contex
 // key (never the secrets themselves).
 func (g *Tree) reportSecrets(ctx context.Context, key string, p *policy.Policy, found []policy.Finding) {
 	for _, f := range found {
-		g.log.LogAttrs(ctx, slog.LevelWarn, "memory: a write holds a secret",
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gate: a write holds a secret",
 			slog.String("path", pathOf(key)), slog.String("rule", f.Rule), slog.Int("line", f.Line),
 			slog.String("mode", p.Secrets.String()))
 		if g.secretFound != nil {

@@ -45,7 +45,7 @@ const (
 	growth = 4
 	// maxWait caps one wait, whatever the slot.
 	maxWait = 4 * time.Second
-	// retryBudget caps the total of one command's waits. Once it is spent
+	// retryBudget caps the total of one operation's waits. Once it is spent
 	// the next conflict is final, and the model is told to try again well
 	// within a command timeout (mcpserver's default is 60 s).
 	retryBudget = 20 * time.Second
@@ -61,16 +61,16 @@ type clock interface {
 	jitter(d time.Duration) time.Duration
 }
 
-// systemClock is the clock of every Handler.
+// systemClock is the clock of every Tree.
 type systemClock struct{}
 
 func (systemClock) now() time.Time                                   { return time.Now() }
 func (systemClock) sleep(ctx context.Context, d time.Duration) error { return sleep(ctx, d) }
 func (systemClock) jitter(d time.Duration) time.Duration             { return rand.N(d + 1) }
 
-// pacer paces the attempts of one command, which lose races to other
+// pacer paces the attempts of one operation, which lose races to other
 // writers of the same file. It waits between them, with exponential backoff
-// and full jitter, in units of the slot: the time of the command's fastest
+// and full jitter, in units of the slot: the time of the operation's fastest
 // failed attempt (for an edit, a read and a refused conditional write).
 // That is about how long another writer's read-modify-write holds the file
 // on this backend: well under a millisecond on a local disk, a few
@@ -89,7 +89,7 @@ func (systemClock) jitter(d time.Duration) time.Duration             { return ra
 // Redis) take turns before any of this, and then no attempt loses a race.
 //
 // The zero value is not usable: set clock. A pacer is not safe for
-// concurrent use; each command makes its own.
+// concurrent use; each operation makes its own.
 type pacer struct {
 	clock   clock
 	retries int // attempts after the first; negative means none

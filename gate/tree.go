@@ -16,7 +16,7 @@ func (g *Tree) deleteKey(ctx context.Context, key string, cond blob.Cond, dirs b
 	// credit). A count that a recount left unchanged (Counted) is marked
 	// changed before the delete, so that a create refused as full
 	// recounts even when the delete stops halfway. The count is read
-	// first on a handler's first delete at the scope, or when it
+	// first on a Tree's first delete at the scope, or when it
 	// remembers the count as Counted. When it remembers the count far
 	// from the limit (countsFast) and no delete of a file trusted that
 	// version of it yet (countCache.trust), a file's delete does not read

@@ -92,7 +92,7 @@ func (g *Tree) createAttempt(ctx context.Context, key string, data []byte, overw
 				// stays on the pending list, where a recount finds
 				// the file listed and the entry expires. Contention
 				// on the count is no reason to fail the create.
-				g.log.LogAttrs(ctx, slog.LevelWarn, "memory: a create's reservation stays on the file count's pending list",
+				g.log.LogAttrs(ctx, slog.LevelWarn, "gate: a create's reservation stays on the file count's pending list",
 					slog.String("key", key), slog.Any("error", err))
 			case err != nil:
 				return "", false, g.undoCreate(ctx, key, put.Version, err)
@@ -123,7 +123,7 @@ const countMargin = 16
 
 // errNearLimit is countOne's answer for a count within countMargin of the
 // limit, or one it cannot read.
-var errNearLimit = errors.New("memory: the file count is near the limit")
+var errNearLimit = errors.New("gate: the file count is near the limit")
 
 // createNew is the fast path of a create of a new file: its Put(IfAbsent)
 // and, with the file limit on, the count's conditional Put of one more
@@ -220,7 +220,7 @@ func countsFast(ref countRef, maxFiles int) bool {
 
 // countOne adds one file to the count ref, conditional on its version, and
 // reads it again when another writer changed it. It takes off, in the same
-// write, the files this handler deleted from the scope since (its credit,
+// write, the files this Tree deleted from the scope since (its credit,
 // when the count's token is still the one they were deleted under). It
 // fails with errNearLimit when the count is not one that countsFast
 // allows, and with errCountBusy when it kept changing.
@@ -276,15 +276,15 @@ func (g *Tree) uncount(ctx context.Context, ref countRef) {
 	g.subtract(context.WithoutCancel(ctx), ref)
 }
 
-// withdraw deletes the file key that this command wrote with version (rule
+// withdraw deletes the file key that this operation wrote with version (rule
 // 2 of settleHidden first). It deletes even when ctx is done: a failed
-// command must leave no file.
+// operation must leave no file.
 func (g *Tree) withdraw(ctx context.Context, key, version string) error {
 	wctx := context.WithoutCancel(ctx)
 	err := g.markWithdrawal(wctx, key) // clash.go
 	derr := g.store.Delete(wctx, key, blob.Cond{IfVersion: version})
 	if derr != nil && !errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
-		err = errors.Join(err, fmt.Errorf("memory: withdrawing the file %q this command wrote: %w", key, derr))
+		err = errors.Join(err, fmt.Errorf("gate: withdrawing the file %q this operation wrote: %w", key, derr))
 	}
 	return err
 }
@@ -292,7 +292,7 @@ func (g *Tree) withdraw(ctx context.Context, key, version string) error {
 // undoCreate deletes the file key, just created with version, whose file
 // count could not be confirmed (cause), and returns the failure. Its
 // reservation stays: the count is then too high, which is safe. It deletes
-// even when ctx is done: a failed command must leave no file.
+// even when ctx is done: a failed operation must leave no file.
 func (g *Tree) undoCreate(ctx context.Context, key, version string, cause error) error {
 	return errors.Join(cause, g.withdraw(ctx, key, version))
 }

@@ -190,7 +190,7 @@ type Options struct {
 	// no limit, and then create neither reads nor keeps the count. Set, it
 	// holds in every mount.
 	//
-	// The count is kept in the store (fileCountKey), so create costs
+	// The count is kept in the store (gate/count.go), so create costs
 	// nothing that grows with the store. How exact the limit is:
 	//   - racing creates, in one process or many, never take the store past
 	//     MaxFiles: within 16 files of the limit each reserves its place

@@ -8,7 +8,8 @@ import (
 )
 
 // msgTooLargeToRead is the text for an object the store refused to read
-// because it is over readLimit (err wraps a *blob.TooLargeError).
+// because it is over the read limit, the larger of the file size limit and
+// MaxImageBytes (err wraps a *blob.TooLargeError).
 func msgTooLargeToRead(path string, err error) string {
 	tl, ok := errors.AsType[*blob.TooLargeError](err)
 	if !ok || tl.Size < 0 {

@@ -78,13 +78,16 @@ type Options struct {
 	// it could not keep, a secret found). Nil means slog.Default().
 	Logger *slog.Logger
 	// Conflict, when not nil, is called each time a write lost a race with
-	// another writer, under the operation's context; retrying reports
-	// whether another attempt follows. It must return promptly.
+	// another writer, under the operation's context (the one the caller
+	// passed, or one derived from it); retrying reports whether another
+	// attempt follows.
 	Conflict func(ctx context.Context, retrying bool)
 	// SecretFound, when not nil, is called under the operation's context
 	// once per secret a write policy finds, before anything is written;
 	// it never receives the secret.
 	SecretFound func(ctx context.Context, rule string, mode policy.Mode)
+	// Conflict and SecretFound are called by concurrent operations at
+	// once: they must be safe for concurrent use and return promptly.
 }
 
 // Tree is the write gate over one store. It is safe for concurrent use and
@@ -244,7 +247,9 @@ var (
 )
 
 // Error is a refusal by the tree's rules: nothing was written. It carries
-// what wording it needs; which fields are set depends on Kind.
+// what wording it needs; which fields are set depends on Kind. A Tree does
+// not change an *Error once it has returned it, so it may be read from any
+// goroutine.
 type Error struct {
 	// Kind is one of the Err* sentinels of this package.
 	Kind error

@@ -15,7 +15,7 @@ import (
 // the mount rules, the root, then its own rules; a refusal is an *Error
 // and writes nothing.
 
-// Written is what a write did.
+// Written is what a write did: a value the caller owns.
 type Written struct {
 	// Version is the file's new store version (blob.Info.Version).
 	Version string
@@ -79,7 +79,8 @@ func (g *Tree) Replace(ctx context.Context, key string, data []byte, ifVersion s
 	return Written{Version: put.Version, Redacted: redacted}, nil
 }
 
-// Edited is what Edit did.
+// Edited is what Edit did: a value the caller owns (the Tree keeps no
+// reference to Read or Content).
 type Edited struct {
 	Written
 	// Read is the content the edit was applied to, and Content the

@@ -408,17 +408,10 @@ func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 // changedBy returns the normalised paths a successful writing command c
 // changed, for Result.Changed.
 func changedBy(c *command) [2]string {
-	norm := func(path string) string {
-		key, err := Resolve(path) // it resolved when the command ran
-		if err != nil {
-			return ""
-		}
-		return pathOf(key)
-	}
 	if c.name == "rename" {
-		return [2]string{norm(c.oldPath), norm(c.newPath)}
+		return [2]string{pathOf(c.key), pathOf(c.newKey)}
 	}
-	return [2]string{norm(c.path)}
+	return [2]string{pathOf(c.key)}
 }
 
 // dispatch runs c's command.

@@ -16,10 +16,7 @@ import (
 // deep. A file costs one Get; a directory one Get (not a file) and one List;
 // the root one List.
 func (h *Handler) view(ctx context.Context, c *command) Result {
-	key, res, ok := h.resolve(ctx, c, c.path)
-	if !ok {
-		return res
-	}
+	key := c.key
 	if key == "" {
 		return h.viewDir(ctx, c, key)
 	}

@@ -224,3 +224,53 @@ func TestReadsRefuseInvalidKeys(t *testing.T) {
 		t.Errorf("IsDir(root): %v, %v; want true", dir, err)
 	}
 }
+
+// A Remove conditional on a file's version never deletes a directory: the
+// file at that version may have been replaced by a directory of another
+// writer's files since, which the condition does not cover. With dirs, a
+// condition is refused as the caller's mistake, and nothing is deleted.
+func TestRemoveConditionNeverDeletesADirectory(t *testing.T) {
+	// A store may report a conditional Delete of a missing key as
+	// ErrNotExist (as S3 does) rather than ErrPrecondition.
+	g, err := gate.New(missingIsNotExist{mem.New(nil)}, gate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := g.Create(ctx, "a", []byte("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	_, info, err := g.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another writer replaces the file a by the directory a.
+	if err := g.Remove(ctx, "a", blob.Cond{}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Create(ctx, "a/theirs", []byte("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, cond := range []blob.Cond{{IfVersion: info.Version}, {IfAbsent: true}} {
+		err := g.Remove(ctx, "a", cond, true)
+		if err == nil || errors.Is(err, gate.ErrNotFound) {
+			t.Errorf("Remove(a, %+v, dirs): %v, want the condition refused", cond, err)
+		}
+	}
+	if got := keys(t, g); !slices.Equal(got, []string{"a/theirs"}) {
+		t.Errorf("files %v, want [a/theirs]", got)
+	}
+}
+
+// missingIsNotExist is a store whose conditional Delete of a missing key
+// fails with blob.ErrNotExist.
+type missingIsNotExist struct{ blob.Store }
+
+func (s missingIsNotExist) Delete(ctx context.Context, key string, cond blob.Cond) error {
+	if cond != (blob.Cond{}) {
+		if _, err := s.Stat(ctx, key); errors.Is(err, blob.ErrNotExist) {
+			return err
+		}
+	}
+	return s.Store.Delete(ctx, key, cond)
+}

@@ -166,7 +166,10 @@ func (g *Tree) editOnce(ctx context.Context, key string, apply func([]byte) ([]b
 // With dirs, when there is no such file, it deletes the directory key
 // with every memory file beneath it (a List, blob.DeleteTree, and a List
 // that proves nothing is left); without, it never deletes a directory. It
-// does not retry.
+// does not retry. A condition covers one file, never a directory: with
+// dirs, cond must be the zero Cond (else Remove fails, deleting nothing),
+// so that a file replaced meanwhile by a directory is not deleted in its
+// place.
 //
 // Refusals: ErrReadOnly, ErrNotMounted, ErrMountPoint (with dirs) or
 // ErrNotFile (without: a mount point or a directory), ErrRoot,
@@ -175,6 +178,9 @@ func (g *Tree) editOnce(ctx context.Context, key string, apply func([]byte) ([]b
 func (g *Tree) Remove(ctx context.Context, key string, cond blob.Cond, dirs bool) error {
 	o := opEdit
 	if dirs {
+		if cond != (blob.Cond{}) {
+			return errors.New("gate: Remove of a directory takes no condition")
+		}
 		o = opDelete
 	}
 	if err := g.checkWrite(o, key); err != nil {

@@ -92,7 +92,8 @@ type Edited struct {
 // as Get is), calls apply on its content, and writes what apply
 // returns, conditional on the version read; when another writer got there
 // first, it reads and applies again (see Options.Retries). An error from
-// apply ends the edit, unwritten, and is returned as it is. The write
+// apply ends the edit, unwritten, and is returned as it is. apply may run
+// more than once, and must not modify content (Edited.Read is it). The write
 // policy and the size limit apply to what apply returns. Writers of one
 // file take turns where the store can lock a key (blob.Lock).
 //

@@ -90,10 +90,10 @@ type Options struct {
 	// once: they must be safe for concurrent use and return promptly.
 }
 
-// Tree is the write gate over one store. It is safe for concurrent use and
-// holds no per-file state: several Trees (in one process or many) may
-// share a store, and no update is lost, because every write is conditional
-// on what was read.
+// Tree is the write gate over one store; New makes one (the zero Tree is
+// not usable). It is safe for concurrent use and holds no per-file state:
+// several Trees (in one process or many) may share a store, and no update
+// is lost, because every write is conditional on what was read.
 type Tree struct {
 	store blob.Store
 	log   *slog.Logger

@@ -185,11 +185,7 @@ func (h *Handler) storageFailure(ctx context.Context, c *command, path string, e
 func (h *Handler) fail(ctx context.Context, c *command, err error) Result {
 	ge, ok := errors.AsType[*gate.Error](err)
 	if !ok {
-		path := c.path
-		if c.name == "rename" {
-			path = c.oldPath
-		}
-		return h.storageFailure(ctx, c, path, err)
+		return h.storageFailure(ctx, c, c.pathOf(c.key), err)
 	}
 	path := c.pathOf(ge.Key)
 	switch ge.Kind {
@@ -246,7 +242,7 @@ func (h *Handler) fail(ctx context.Context, c *command, err error) Result {
 	case gate.ErrConflict:
 		return failedResult(&Error{Kind: ErrConflict, Msg: msgConflict(path), Cause: ge.Err})
 	}
-	return h.storageFailure(ctx, c, c.path, err) // a kind this handler does not word: a bug
+	return h.storageFailure(ctx, c, c.pathOf(c.key), err) // a kind this handler does not word: a bug
 }
 
 // pathOf returns the path the model sent for key, when it is one of the

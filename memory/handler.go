@@ -31,12 +31,12 @@
 //
 // # The write gate
 //
-// A Handler writes memory files only through the write gate (package
-// gate), the one writer of memory files and the one place that keeps the
-// tree's rules: the model's commands, and Write and Remove for programs
-// that write on a person's behalf (the CLI's put, rm and mv, transfer's
-// copy and import, dirsync, history's restore, the MCP server). Whoever
-// writes, the same rules hold with the same texts: reserved names at every
+// The write gate (package gate) is the one writer of memory files and the
+// one place that keeps the tree's rules, and a Handler writes only through
+// it: the model's commands, and Write and Remove for programs that write
+// on a person's behalf (the CLI's put, rm and mv, transfer's copy and
+// import, dirsync, history's restore, the MCP server). Whoever writes, the
+// same rules hold with the same texts: reserved names at every
 // depth, a name that is never both a file and a directory, the file size
 // limit and the file limit (with the file count it keeps in the store),
 // mount rules, write policies, bounded reads, and moves that complete when

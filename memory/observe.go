@@ -7,8 +7,9 @@ import "context"
 // CommandStart once when a command begins, before any storage call;
 // CommandConflict each time one of its writes lost a race with another
 // writer; and CommandEnd once with the Result it returns. Conflict and End
-// receive the context CommandStart returned, and the command's storage calls
-// run under it, so that a span it carries becomes their parent.
+// receive the context CommandStart returned (Conflict possibly one derived
+// from it), and the command's storage calls run under it, so that a span it
+// carries becomes their parent.
 //
 // An Observer must be safe for concurrent use, must return promptly and
 // must not retain the Result's Image data. A nil Observer in Options costs

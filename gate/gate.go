@@ -66,7 +66,9 @@ type Options struct {
 	// DefaultMaxImageBytes.
 	MaxImageBytes int64
 	// Retries is how many times a write that lost a race is re-read and
-	// re-applied (see pacer). 0 means DefaultRetries; negative means none.
+	// re-applied, after a random wait that grows with each lost race (20 s
+	// in all at most; retry.go). 0 means DefaultRetries; negative means
+	// none.
 	Retries int
 	// ReadOnly refuses every write (ErrReadOnly), as a store for which
 	// blob.IsReadOnly is true is refused whatever this says.

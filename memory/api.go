@@ -67,8 +67,9 @@ func (h *Handler) Rename(ctx context.Context, oldPath, newPath string) Result {
 //
 // On success it returns the file's new store version (FileInfo.Version). On
 // failure the error is the *Error of the create command (ErrInvalidPath,
-// ErrReadOnly, ErrExists, ErrNotDir, ErrTooLarge, ErrFull, ErrConflict,
-// ErrStorage), or ErrNotFile for /memories itself.
+// ErrReadOnly, ErrExists (a mount point too), ErrNotDir, ErrTooLarge,
+// ErrFull, ErrSecret, ErrConflict, ErrStorage; on a mount table
+// ErrNotMounted), or ErrNotFile for /memories itself.
 func (h *Handler) Write(ctx context.Context, path string, data []byte, ifVersion string) (version string, err error) {
 	res := h.do(ctx, &command{name: "write", path: path, data: data, ifVersion: ifVersion})
 	return res.version, res.Err
@@ -81,10 +82,10 @@ func (h *Handler) Write(ctx context.Context, path string, data []byte, ifVersion
 // deletes a directory and does not retry.
 //
 // On failure the error is an *Error: ErrInvalidPath, ErrReadOnly,
-// ErrNotFile (path is a directory, /memories or a mount point), ErrNotFound,
-// ErrConflict (the file is not at ifVersion: changed, or deleted, which a
-// store may report either way; it wraps blob.ErrPrecondition), or
-// ErrStorage.
+// ErrNotMounted (on a mount table), ErrNotFile (path is a directory,
+// /memories or a mount point), ErrNotFound, ErrConflict (the file is not at
+// ifVersion: changed, or deleted, which a store may report either way; it
+// wraps blob.ErrPrecondition), or ErrStorage.
 func (h *Handler) Remove(ctx context.Context, path, ifVersion string) error {
 	return h.do(ctx, &command{name: "remove", path: path, ifVersion: ifVersion}).Err
 }
@@ -143,10 +144,10 @@ func (h *Handler) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	switch {
 	case !ok:
 		return nil, res.Err
-	case key == "" || h.isMountPoint(key):
+	case key == "" || h.gate.IsMountPoint(key):
 		return nil, &Error{Kind: ErrNotFile, Msg: msgNotAFile(path)}
 	}
-	data, _, err := h.store.Get(ctx, key, h.readLimit(key))
+	data, _, err := h.gate.Get(ctx, key)
 	if err == nil {
 		return data, nil
 	}
@@ -156,7 +157,7 @@ func (h *Handler) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if !errors.Is(err, blob.ErrNotExist) {
 		return nil, h.storageFailure(ctx, c, path, err).Err
 	}
-	isDir, err := h.isDir(ctx, key)
+	isDir, err := h.gate.IsDir(ctx, key)
 	switch {
 	case err != nil:
 		return nil, h.storageFailure(ctx, c, path, err).Err
@@ -183,20 +184,20 @@ func (h *Handler) Files(ctx context.Context, dir string) ([]FileInfo, error) {
 		return nil, res.Err
 	}
 	files := []FileInfo{}
-	for info, err := range h.store.List(ctx, blob.Dir(key)) {
+	for info, err := range h.gate.List(ctx, blob.Dir(key)) {
 		if err != nil {
 			return nil, h.storageFailure(ctx, c, dir, err).Err
 		}
-		if !within(info.Key, key) || blob.IsReserved(info.Key) {
+		if !within(info.Key, key) {
 			continue
 		}
 		files = append(files, FileInfo{Path: pathOf(info.Key), Key: info.Key, Size: info.Size,
 			Version: info.Version, Modified: info.Modified})
 	}
-	if len(files) > 0 || key == "" || h.isMountPoint(key) {
+	if len(files) > 0 || key == "" || h.gate.IsMountPoint(key) {
 		return files, nil
 	}
-	_, err := h.store.Stat(ctx, key)
+	_, err := h.gate.Stat(ctx, key)
 	switch {
 	case err == nil:
 		return nil, &Error{Kind: ErrNotDir, Msg: msgAncestorFile(key)}
@@ -204,14 +205,6 @@ func (h *Handler) Files(ctx context.Context, dir string) ([]FileInfo, error) {
 		return nil, h.storageFailure(ctx, c, dir, err).Err
 	}
 	return nil, &Error{Kind: ErrNotFound, Msg: msgNotExist(dir)}
-}
-
-// isMountPoint reports whether key is a mount point of a mount table
-// (docs/spec.md "Mounts"): a directory that exists even when it holds no
-// file, and never an object.
-func (h *Handler) isMountPoint(key string) bool {
-	m, ok := blob.MountOf(blob.Mounts(h.store), key)
-	return ok && m.Name == key
 }
 
 // InvalidInput returns the Result the handler gives for malformed input,

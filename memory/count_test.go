@@ -349,7 +349,7 @@ func TestCountCrashes(t *testing.T) {
 					}
 					// A handler started afterwards, with room for one file
 					// beside the reservation a crashed create may leave
-					// pending (it counts until it expires: count.go).
+					// pending (it counts until it expires: gate/count.go).
 					leaked := 0
 					if st, ok := readCount(t, inner, memory.FileCountKey); ok {
 						for _, p := range st.Pending {

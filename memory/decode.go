@@ -83,6 +83,10 @@ type command struct {
 	// from no model.
 	data      []byte
 	ifVersion string
+
+	// key and newKey are the store keys of the command's paths, once
+	// resolved (handler.go): key is path's, or rename's old_path's.
+	key, newKey string
 }
 
 // decode parses input into a command. On failure it returns the error text

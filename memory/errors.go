@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"net"
-	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/gate"
 )
 
 // Causer is implemented by errors that can describe themselves to the model
@@ -180,163 +179,83 @@ func (h *Handler) storageFailure(ctx context.Context, c *command, path string, e
 	return failedResult(&Error{Kind: ErrStorage, Msg: msgStorage(modelCause(err)), Cause: err})
 }
 
-// retry runs attempt until it reports no conflict with another writer, at
-// most 1+h.retries times, waiting between attempts as pacer.run says: a
-// random time that grows with each lost race and is sized by how long the
-// command's attempts take on this store. After the last conflict it returns
-// the conflict message for path. A ctx done while waiting is a storage
-// failure.
-func (h *Handler) retry(ctx context.Context, c *command, path string, attempt func() (res Result, conflict bool)) Result {
-	p := pacer{clock: systemClock{}, retries: h.retries}
-	res, landed, err := p.run(ctx, attempt, func(retrying bool) { h.observeConflict(ctx, retrying) })
+// fail words err, the failure of c at the gate, as docs/spec.md says: a
+// refusal by the tree's rules (a *gate.Error) with the command's text for
+// it, anything else as a storage failure.
+func (h *Handler) fail(ctx context.Context, c *command, err error) Result {
+	ge, ok := errors.AsType[*gate.Error](err)
+	if !ok {
+		return h.storageFailure(ctx, c, c.pathOf(c.key), err)
+	}
+	path := c.pathOf(ge.Key)
+	switch ge.Kind {
+	case gate.ErrRoot:
+		switch c.name {
+		case "delete":
+			return errorResult(ErrRoot, msgDeleteRoot)
+		case "rename":
+			return errorResult(ErrRoot, msgRenameRoot)
+		case "create":
+			return errorResult(ErrExists, msgExists(c.path))
+		}
+		return errorResult(ErrNotFile, msgNotAFile(c.path))
+	case gate.ErrReadOnly:
+		if ge.Key != "" {
+			return errorResult(ErrReadOnly, msgCrossReadOnly(c.oldPath, c.newPath, ge.Key))
+		}
+		return errorResult(ErrReadOnly, msgReadOnly(c.name))
+	case gate.ErrNotMounted:
+		return errorResult(ErrNotMounted, msgNotMounted(path, h.gate.Mounts()))
+	case gate.ErrMountPoint:
+		if c.name == "rename" {
+			return errorResult(ErrMountPoint, msgRenameMount(path))
+		}
+		return errorResult(ErrMountPoint, msgDeleteMount(path))
+	case gate.ErrExists:
+		if c.name == "rename" { // the new path, even when it names the old one's key
+			return errorResult(ErrExists, msgDestExists(c.newPath))
+		}
+		return errorResult(ErrExists, msgExists(path))
+	case gate.ErrNotFound:
+		if c.name == "str_replace" {
+			return errorResult(ErrNotFound, msgNotExistValid(path))
+		}
+		return errorResult(ErrNotFound, msgNotExist(path))
+	case gate.ErrNotFile:
+		return errorResult(ErrNotFile, msgNotAFile(path))
+	case gate.ErrNotDir:
+		return errorResult(ErrNotDir, msgAncestorFile(ge.Key))
+	case gate.ErrIntoItself:
+		return errorResult(ErrIntoItself, msgIntoItself(c.oldPath, c.newPath))
+	case gate.ErrTooLarge:
+		if ge.Read {
+			return errorResult(ErrTooLarge, msgTooLargeToRead(path, ge.Err))
+		}
+		return errorResult(ErrTooLarge, msgTooBig(path, ge.Size, ge.Limit))
+	case gate.ErrFull:
+		return errorResult(ErrFull, msgFull(int(ge.Size), int(ge.Limit)))
+	case gate.ErrSecret:
+		if c.name == "rename" {
+			return errorResult(ErrSecret, msgSecretNotMoved(c.oldPath, c.newPath, pathOf(ge.Key), ge.Secrets))
+		}
+		return errorResult(ErrSecret, msgSecretRefused(c.path, ge.Secrets))
+	case gate.ErrConflict:
+		return failedResult(&Error{Kind: ErrConflict, Msg: msgConflict(path), Cause: ge.Err})
+	}
+	return h.storageFailure(ctx, c, c.pathOf(c.key), err) // a kind this handler does not word: a bug
+}
+
+// pathOf returns the path the model sent for key, when it is one of the
+// command's own (in a rename, the old path's key names the old path
+// first), else key's normalised path.
+func (c *command) pathOf(key string) string {
 	switch {
-	case err != nil:
-		return h.storageFailure(ctx, c, path, err)
-	case !landed:
-		return errorResult(ErrConflict, msgConflict(path))
+	case c.name == "rename" && key == c.key:
+		return c.oldPath
+	case c.name == "rename" && key == c.newKey:
+		return c.newPath
+	case c.name != "rename" && key == c.key:
+		return c.path
 	}
-	return res
-}
-
-// The pacing of retries (see pacer).
-const (
-	// minSlot and maxSlot bound the slot, the measured time of one attempt.
-	// The floor keeps a fast store (memory, a local disk) from retrying in
-	// a busy loop; the ceiling keeps one stalled attempt from stretching
-	// the window beyond use.
-	minSlot = time.Millisecond
-	maxSlot = time.Second
-	// maxSlots is the widest window, in slots: twice the 64 writers one
-	// file is meant to bear at once.
-	maxSlots = 128
-	// growth is the factor by which the window widens with each lost race:
-	// 2, 8, 32, 128 slots, so that a writer among 64 finds the width at
-	// which they take turns after 3 lost races, not 6.
-	growth = 4
-	// maxWait caps one wait, whatever the slot.
-	maxWait = 4 * time.Second
-	// retryBudget caps the total of one command's waits. Once it is spent
-	// the next conflict is final, and the model is told to try again well
-	// within a command timeout (mcpserver's default is 60 s).
-	retryBudget = 20 * time.Second
-)
-
-// clock is the time source of a pacer: the system's, or a test's.
-type clock interface {
-	now() time.Time
-	// sleep waits for d or until ctx is done, and then returns ctx's
-	// error.
-	sleep(ctx context.Context, d time.Duration) error
-	// jitter returns a uniformly random duration in [0, d].
-	jitter(d time.Duration) time.Duration
-}
-
-// systemClock is the clock of every Handler.
-type systemClock struct{}
-
-func (systemClock) now() time.Time                                   { return time.Now() }
-func (systemClock) sleep(ctx context.Context, d time.Duration) error { return sleep(ctx, d) }
-func (systemClock) jitter(d time.Duration) time.Duration             { return rand.N(d + 1) }
-
-// pacer paces the attempts of one command, which lose races to other
-// writers of the same file. It waits between them, with exponential backoff
-// and full jitter, in units of the slot: the time of the command's fastest
-// failed attempt (for an edit, a read and a refused conditional write).
-// That is about how long another writer's read-modify-write holds the file
-// on this backend: well under a millisecond on a local disk, a few
-// milliseconds on an object store nearby, tens across a wide-area link, so
-// the waits fit the backend where fixed milliseconds would be too long for
-// one and far too short for another. The fastest attempt, not the mean,
-// because the first attempts of writers that start together queue at the
-// server and would overstate it (on Azurite, 64 writers' first attempts
-// took about a second, their later ones 20-300 ms).
-//
-// Wait n (0-based) is random in [0, window(n)], whose width grows fourfold
-// with each lost race, from 2 slots to maxSlots slots (and maxWait): k
-// writers racing for one file spread out over up to 2k slots, and most
-// attempts find the file free. Retries and retryBudget bound the attempts
-// and the total wait; the store's own locks (blob.Locker, the file store and
-// Redis) take turns before any of this, and then no attempt loses a race.
-//
-// The zero value is not usable: set clock. A pacer is not safe for
-// concurrent use; each command makes its own.
-type pacer struct {
-	clock   clock
-	retries int // attempts after the first; negative means none
-
-	fastest time.Duration // the shortest failed attempt
-	failed  int           // how many attempts lost a race
-	waited  time.Duration // the total of the waits so far
-}
-
-// run calls attempt until it reports no conflict, and returns its Result
-// with landed true. After each conflict it calls conflict with whether
-// another attempt follows, and waits before it. It gives up, with landed
-// false, after 1+retries attempts or once its waits total retryBudget (the
-// last wait is cut to what the budget leaves). It returns ctx's error,
-// without another attempt, when ctx is done before or during a wait; an
-// attempt itself is expected to fail on a done ctx, as storage calls do.
-func (p *pacer) run(ctx context.Context, attempt func() (Result, bool), conflict func(retrying bool)) (res Result, landed bool, err error) {
-	for {
-		start := p.clock.now()
-		res, lost := attempt()
-		if !lost {
-			return res, true, nil
-		}
-		if took := max(p.clock.now().Sub(start), 0); p.failed == 0 || took < p.fastest {
-			p.fastest = took
-		}
-		p.failed++
-		d, ok := p.next()
-		conflict(ok)
-		if !ok {
-			return Result{}, false, nil
-		}
-		if err := p.clock.sleep(ctx, d); err != nil {
-			return Result{}, false, err
-		}
-		p.waited += d
-	}
-}
-
-// next returns the wait before the next attempt, after p.failed lost
-// races, and false when no attempt follows.
-func (p *pacer) next() (time.Duration, bool) {
-	left := retryBudget - p.waited
-	if p.failed > p.retries || left <= 0 {
-		return 0, false
-	}
-	return min(p.clock.jitter(window(p.failed-1, p.slot())), left), true
-}
-
-// slot is the time of the fastest failed attempt, within [minSlot,
-// maxSlot].
-func (p *pacer) slot() time.Duration {
-	return min(max(p.fastest, minSlot), maxSlot)
-}
-
-// window is the widest wait before retry n (0-based): 2·4ⁿ slots, at most
-// maxSlots slots and maxWait.
-func window(n int, slot time.Duration) time.Duration {
-	slots := time.Duration(2)
-	for ; n > 0 && slots < maxSlots; n-- {
-		slots *= growth
-	}
-	return min(min(slots, maxSlots)*slot, maxWait)
-}
-
-// sleep waits for d or until ctx is done, and then returns ctx's error. A
-// ctx already done returns at once, whatever d.
-func sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return pathOf(key)
 }

@@ -31,16 +31,19 @@
 //
 // # The write gate
 //
-// A Handler is the one writer of memory files: the model's commands, and
-// Write and Remove for programs that write on a person's behalf (the CLI's
-// put, rm and mv, transfer's copy and import, dirsync, history's restore,
-// the MCP server). Whoever writes, the same rules hold with the same texts:
-// reserved names at every depth, a name that is never both a file and a
-// directory, the file size limit and the file limit (with the file count it
-// keeps in the store), mount rules, bounded reads, and moves that complete
-// when repeated. The store layers below it (encryption, history's
-// recorder, prefixes, read-only, telemetry) change how objects are kept,
-// never which memory files may exist.
+// The write gate (package gate) is the one writer of memory files and the
+// one place that keeps the tree's rules, and a Handler writes only through
+// it: the model's commands, and Write and Remove for programs that write
+// on a person's behalf (the CLI's put, rm and mv, transfer's copy and
+// import, dirsync, history's restore, the MCP server). Whoever writes, the
+// same rules hold with the same texts: reserved names at every
+// depth, a name that is never both a file and a directory, the file size
+// limit and the file limit (with the file count it keeps in the store),
+// mount rules, write policies, bounded reads, and moves that complete when
+// repeated. The Handler decodes, resolves paths and words the gate's
+// refusals as docs/spec.md says. The store layers below the gate
+// (encryption, history's recorder, prefixes, read-only, telemetry) change
+// how objects are kept, never which memory files may exist.
 //
 // # Paths and keys
 //
@@ -157,19 +160,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/gate"
 	"github.com/cloudmem/cloudmem/policy"
 )
 
 // Default limits; see Options.
 const (
-	DefaultMaxFileBytes  = 100_000
-	DefaultMaxFiles      = 2_000
+	DefaultMaxFileBytes  = gate.DefaultMaxFileBytes
+	DefaultMaxFiles      = gate.DefaultMaxFiles
 	DefaultViewLimit     = 16_000
-	DefaultMaxImageBytes = 5 << 20
+	DefaultMaxImageBytes = gate.DefaultMaxImageBytes
 	DefaultMaxLines      = 999_999
-	DefaultRetries       = 16
+	DefaultRetries       = gate.DefaultRetries
 )
 
 // Options configures a Handler. The zero value gives the defaults above.
@@ -185,7 +190,7 @@ type Options struct {
 	// no limit, and then create neither reads nor keeps the count. Set, it
 	// holds in every mount.
 	//
-	// The count is kept in the store (fileCountKey), so create costs
+	// The count is kept in the store (gate/count.go), so create costs
 	// nothing that grows with the store. How exact the limit is:
 	//   - racing creates, in one process or many, never take the store past
 	//     MaxFiles: within 16 files of the limit each reserves its place
@@ -250,7 +255,7 @@ type Options struct {
 	// Observer, when not nil, is told when each command starts and ends
 	// and of each conflict (see Observer); package telemetry provides one.
 	Observer Observer
-	// Policy is the write policy applied to every write (policy.go). Nil
+	// Policy is the write policy applied to every write (gate/policy.go). Nil
 	// means the store's (blob.Traits.Policy: a URL's secrets= and policy=;
 	// on a mount table, each mount's), else none. Set, it holds in every
 	// mount.
@@ -301,26 +306,15 @@ func (r Result) Changed() []string {
 // process or many) may share one store, and no update is lost, because every
 // write is conditional on what the command read (see Execute).
 type Handler struct {
-	store blob.Store
-	log   *slog.Logger
-	obs   Observer // nil: none
+	gate *gate.Tree // the one writer of memory files, and the tree's rules
+	log  *slog.Logger
+	obs  Observer // nil: none
 
-	keyBudget int // the longest key the store holds: blob.KeyBytes
-
-	// The options, defaults applied.
-	maxFileBytes  int64 // a mount's may differ: maxFileBytesAt
-	maxFiles      int   // < 0: no limit; a mount's may differ: maxFilesAt
-	viewLimit     int   // < 0: no truncation
-	filesSet      bool  // Options.MaxFiles was set: it holds in every mount
-	bytesSet      bool  // Options.MaxFileBytes was set: it holds in every mount
+	// The options the gate does not take, defaults applied.
+	viewLimit     int // < 0: no truncation
 	maxImageBytes int64
 	maxLines      int
-	retries       int // >= 0
 	overwrite     bool
-	readOnly      bool
-
-	counts   countCache // the file counts last read or written (count.go)
-	policies policies   // the write policies (policy.go)
 }
 
 // New returns a Handler over store. It returns an error when store is nil or
@@ -337,24 +331,34 @@ func New(store blob.Store, opts Options) (*Handler, error) {
 	case opts.MaxLines < 0:
 		return nil, fmt.Errorf("memory: MaxLines is %d, must not be negative", opts.MaxLines)
 	}
-	limits := blob.TraitsOf(store).Limits
 	h := &Handler{
-		store:         store,
 		log:           cmp.Or(opts.Logger, slog.Default()),
 		obs:           opts.Observer,
-		keyBudget:     blob.KeyBytes(store),
-		maxFileBytes:  cmp.Or(opts.MaxFileBytes, max(limits.MaxFileBytes, 0), DefaultMaxFileBytes),
-		maxFiles:      cmp.Or(opts.MaxFiles, limits.MaxFiles, DefaultMaxFiles),
-		viewLimit:     cmp.Or(opts.ViewLimit, limits.ViewLimit, DefaultViewLimit),
-		filesSet:      opts.MaxFiles != 0,
-		bytesSet:      opts.MaxFileBytes != 0,
+		viewLimit:     cmp.Or(opts.ViewLimit, blob.TraitsOf(store).Limits.ViewLimit, DefaultViewLimit),
 		maxImageBytes: cmp.Or(opts.MaxImageBytes, DefaultMaxImageBytes),
 		maxLines:      cmp.Or(opts.MaxLines, DefaultMaxLines),
-		retries:       max(cmp.Or(opts.Retries, DefaultRetries), 0),
 		overwrite:     opts.Overwrite,
-		readOnly:      opts.ReadOnly,
-		policies:      newPolicies(store, opts.Policy),
 	}
+	gopts := gate.Options{
+		MaxFileBytes:  opts.MaxFileBytes,
+		MaxFiles:      opts.MaxFiles,
+		MaxImageBytes: h.maxImageBytes,
+		Retries:       opts.Retries,
+		ReadOnly:      opts.ReadOnly,
+		Policy:        opts.Policy,
+		Logger:        h.log,
+	}
+	if h.obs != nil {
+		gopts.Conflict = h.obs.CommandConflict
+		if so, ok := h.obs.(SecretObserver); ok {
+			gopts.SecretFound = so.SecretFound
+		}
+	}
+	g, err := gate.New(store, gopts)
+	if err != nil {
+		return nil, err
+	}
+	h.gate = g
 	return h, nil
 }
 
@@ -381,16 +385,17 @@ func (h *Handler) Execute(ctx context.Context, input []byte) Result {
 
 // do runs a decoded command: the one dispatch of Execute and the typed
 // methods. A writing command on a read-only handler or store is refused
-// before its paths are looked at, as SPEC orders the checks.
+// before its paths are looked at, as SPEC orders the checks; then every
+// path of the command is resolved, in the command's order.
 func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 	if h.obs != nil {
 		ctx = h.observeStart(ctx, c)
 		defer func() { h.observeEnd(ctx, res) }()
 	}
-	if c.name != "view" && (h.readOnly || blob.IsReadOnly(h.store)) {
+	if c.name != "view" && h.gate.ReadOnly() {
 		return errorResult(ErrReadOnly, msgReadOnly(c.name))
 	}
-	if res, ok := h.checkMounts(c); !ok { // mount.go
+	if res, ok := h.resolvePaths(ctx, c); !ok {
 		return res
 	}
 	res = h.dispatch(ctx, c)
@@ -403,17 +408,10 @@ func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 // changedBy returns the normalised paths a successful writing command c
 // changed, for Result.Changed.
 func changedBy(c *command) [2]string {
-	norm := func(path string) string {
-		key, err := Resolve(path) // it resolved when the command ran
-		if err != nil {
-			return ""
-		}
-		return pathOf(key)
-	}
 	if c.name == "rename" {
-		return [2]string{norm(c.oldPath), norm(c.newPath)}
+		return [2]string{pathOf(c.key), pathOf(c.newKey)}
 	}
-	return [2]string{norm(c.path)}
+	return [2]string{pathOf(c.key)}
 }
 
 // dispatch runs c's command.
@@ -438,10 +436,41 @@ func (h *Handler) dispatch(ctx context.Context, c *command) Result {
 	}
 }
 
+// resolvePaths validates c's paths in the command's order and sets c's
+// keys, or returns ok == false and the Result to return. On a mount table
+// "too long" counts against the key budget of the path's own mount (a
+// mount whose store is prefixed holds shorter keys).
+func (h *Handler) resolvePaths(ctx context.Context, c *command) (Result, bool) {
+	paths, keys := []string{c.path}, []*string{&c.key}
+	if c.name == "rename" {
+		paths, keys = []string{c.oldPath, c.newPath}, []*string{&c.key, &c.newKey}
+	}
+	mounts := h.gate.Mounts()
+	for i, p := range paths {
+		budget := h.gate.KeyBudget()
+		if rest, ok := strings.CutPrefix(p, root); ok && mounts != nil {
+			if m, ok := blob.MountOf(mounts, normalise(rest)); ok {
+				budget = min(budget, len(m.Name)+1+m.KeyBudget)
+			}
+		}
+		key, res, ok := h.resolveWithin(ctx, c, p, budget)
+		if !ok {
+			return res, false
+		}
+		*keys[i] = key
+	}
+	return Result{}, true
+}
+
 // resolve validates path and returns its key, or ok == false and the
 // Result to return.
 func (h *Handler) resolve(ctx context.Context, c *command, path string) (key string, res Result, ok bool) {
-	key, msg := resolveWithin(path, h.keyBudget, h.viewLimit)
+	return h.resolveWithin(ctx, c, path, h.gate.KeyBudget())
+}
+
+// resolveWithin is resolve for a key of at most budget bytes.
+func (h *Handler) resolveWithin(ctx context.Context, c *command, path string, budget int) (key string, res Result, ok bool) {
+	key, msg := resolveWithin(path, budget, h.viewLimit)
 	if msg != "" {
 		return "", errorResult(ErrInvalidPath, msg), false
 	}

@@ -4,47 +4,12 @@ import (
 	"errors"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/gate"
 )
 
-// The file limit and the file size limit of a key come from, first to
-// last: the Options, the mount that holds the key (its store's
-// blob.Limits, set by its URL's max_files and max_file_bytes), the store's
-// blob.Limits, the defaults. New resolves all but the mount's.
-
-// maxFilesAt returns the file limit of the scope that holds key (negative:
-// none).
-func (h *Handler) maxFilesAt(key string) int {
-	if m, ok := blob.MountOf(blob.Mounts(h.store), key); ok && !h.filesSet && m.Limits.MaxFiles != 0 {
-		return m.Limits.MaxFiles
-	}
-	return h.maxFiles
-}
-
-// expiresAt reports whether files of the scope that holds key expire
-// (blob.Traits.Expires): its file count can then fall with no write, so a
-// create that the count would refuse recounts first.
-func (h *Handler) expiresAt(key string) bool {
-	if m, ok := blob.MountOf(blob.Mounts(h.store), key); ok {
-		return m.Expires
-	}
-	return blob.TraitsOf(h.store).Expires
-}
-
-// maxFileBytesAt returns the size limit of the file key.
-func (h *Handler) maxFileBytesAt(key string) int64 {
-	if m, ok := blob.MountOf(blob.Mounts(h.store), key); ok && !h.bytesSet && m.Limits.MaxFileBytes > 0 {
-		return m.Limits.MaxFileBytes
-	}
-	return h.maxFileBytes
-}
-
-// readLimit is the Get limit of every command on key: the largest file or
-// image a command can use there. No store reads more than one byte beyond
-// it.
-func (h *Handler) readLimit(key string) int64 { return max(h.maxFileBytesAt(key), h.maxImageBytes) }
-
 // msgTooLargeToRead is the text for an object the store refused to read
-// because it is over readLimit (err wraps a *blob.TooLargeError).
+// because it is over the read limit, the larger of the file size limit and
+// MaxImageBytes (err wraps a *blob.TooLargeError).
 func msgTooLargeToRead(path string, err error) string {
 	tl, ok := errors.AsType[*blob.TooLargeError](err)
 	if !ok || tl.Size < 0 {
@@ -79,3 +44,11 @@ func FileBytesLimit(store blob.Store) int64 {
 	}
 	return files
 }
+
+// IsBookkeeping reports whether key is an object that a Handler keeps in
+// its store for the tree's rules (gate.IsBookkeeping): a file count or a
+// witness of a name. Such keys are reserved (blob.IsReserved), so no
+// memory path reaches them; this is for tools and tests that read a
+// store's raw keys and must tell the Handler's own objects from the other
+// layers' (an encryption key, history records).
+func IsBookkeeping(key string) bool { return gate.IsBookkeeping(key) }

@@ -9,22 +9,11 @@ import (
 
 // Mount tables. A store that implements blob.Traits.Mounts (package mount)
 // places stores under top-level names: /memories/team/a.md is the file a.md
-// of the store mounted at team. The handler applies the rules of the
-// "Mounts" section of docs/spec.md here, after every path of the command is
-// validated and before the command's own checks:
-//
-//   - the root lists every mount point as a directory, an empty one too
-//     (0B), and a mount point always exists as a directory;
-//   - a mount point cannot be deleted or renamed, is a directory for
-//     create, str_replace, insert and a rename's destination, and a writing
-//     command at the top level outside every mount point is refused;
-//   - a write under a read-only mount is refused while the others stay
-//     writable, and a rename across two mounts is refused when either is
-//     read-only (otherwise blob.Rename copies, then deletes);
-//   - the file limit counts the files of the path's own mount.
-//
-// Over a store that is not a mount table none of this applies and nothing
-// is checked.
+// of the store mounted at team. The gate applies the rules of the "Mounts"
+// section of docs/spec.md (gate/mount.go); the handler words them, counts
+// a path's length against its own mount's key budget (resolvePaths), and
+// lists every mount point at the root, an empty one too (0B): a mount
+// point always exists as a directory.
 
 // Kinds of failure on a mount table (see Error).
 var (
@@ -56,105 +45,12 @@ func msgCrossReadOnly(oldPath, newPath, mount string) string {
 	return "Cannot move " + oldPath + " to " + newPath + ": the mount point " + pathOf(mount) + " is read-only"
 }
 
-// checkMounts applies the mount rules to c. It returns ok == false and the
-// Result to return when one refuses the command. Its paths are validated
-// first, in the command's order and with the command's texts, except that
-// "too long" counts against the key budget of the path's own mount (a
-// mount whose store is prefixed holds shorter keys).
-func (h *Handler) checkMounts(c *command) (res Result, ok bool) {
-	mounts := blob.Mounts(h.store)
-	if mounts == nil {
-		return Result{}, true
-	}
-	paths := []string{c.path}
-	if c.name == "rename" {
-		paths = []string{c.oldPath, c.newPath}
-	}
-	keys := make([]string, len(paths))
-	for i, p := range paths {
-		budget := h.keyBudget
-		if rest, ok := strings.CutPrefix(p, root); ok {
-			if m, ok := blob.MountOf(mounts, normalise(rest)); ok {
-				budget = min(budget, len(m.Name)+1+m.KeyBudget)
-			}
-		}
-		key, msg := resolveWithin(p, budget, h.viewLimit)
-		if msg != "" {
-			return errorResult(ErrInvalidPath, msg), false
-		}
-		keys[i] = key
-	}
-	if c.name == "view" {
-		return Result{}, true
-	}
-	if c.name == "rename" {
-		return h.checkMountedRename(c, mounts, keys[0], keys[1])
-	}
-	key := keys[0]
-	if key == "" {
-		return Result{}, true // the root: the command's own text
-	}
-	m, found := blob.MountOf(mounts, key)
-	switch {
-	case !found:
-		return errorResult(ErrNotMounted, msgNotMounted(c.path, mounts)), false
-	case key == m.Name && c.name == "delete":
-		return errorResult(ErrMountPoint, msgDeleteMount(c.path)), false
-	case key == m.Name && (c.name == "create" || c.name == "write"):
-		return errorResult(ErrExists, msgExists(c.path)), false
-	case key == m.Name: // str_replace, insert
-		return errorResult(ErrNotFile, msgNotAFile(c.path)), false
-	case m.ReadOnly:
-		return errorResult(ErrReadOnly, msgReadOnly(c.name)), false
-	}
-	return Result{}, true
-}
-
-// checkMountedRename is checkMounts for rename.
-func (h *Handler) checkMountedRename(c *command, mounts []blob.MountPoint, oldKey, newKey string) (Result, bool) {
-	if oldKey == "" {
-		return Result{}, true // the root: the command's own text
-	}
-	from, found := blob.MountOf(mounts, oldKey)
-	switch {
-	case !found:
-		return errorResult(ErrNotMounted, msgNotMounted(c.oldPath, mounts)), false
-	case oldKey == from.Name:
-		return errorResult(ErrMountPoint, msgRenameMount(c.oldPath)), false
-	case newKey == "":
-		return Result{}, true // the root exists: the command's own text
-	}
-	to, found := blob.MountOf(mounts, newKey)
-	switch {
-	case !found:
-		return errorResult(ErrNotMounted, msgNotMounted(c.newPath, mounts)), false
-	case newKey == to.Name:
-		return errorResult(ErrExists, msgDestExists(c.newPath)), false
-	case from.Name == to.Name && from.ReadOnly:
-		return errorResult(ErrReadOnly, msgReadOnly(c.name)), false
-	case from.ReadOnly:
-		return errorResult(ErrReadOnly, msgCrossReadOnly(c.oldPath, c.newPath, from.Name)), false
-	case to.ReadOnly:
-		return errorResult(ErrReadOnly, msgCrossReadOnly(c.oldPath, c.newPath, to.Name)), false
-	}
-	return Result{}, true
-}
-
-// countPrefix is the List prefix whose files the file limit counts for a
-// file at key: its mount's on a mount table, otherwise the whole store.
-func (h *Handler) countPrefix(key string) string {
-	if m, ok := blob.MountOf(blob.Mounts(h.store), key); ok {
-		return m.Name + "/"
-	}
-	return ""
-}
-
 // mountPoints adds to the listing of the directory key what the store's
 // keys cannot show: at the root, every mount point that holds no file, as
 // an empty directory; and it reports a mount point as found, since it
 // exists even when empty.
 func (h *Handler) mountPoints(key string, items []entry, found bool) ([]entry, bool) {
-	mounts := blob.Mounts(h.store)
+	mounts := h.gate.Mounts()
 	if key != "" {
 		m, ok := blob.MountOf(mounts, key)
 		return items, found || ok && m.Name == key

@@ -7,8 +7,9 @@ import "context"
 // CommandStart once when a command begins, before any storage call;
 // CommandConflict each time one of its writes lost a race with another
 // writer; and CommandEnd once with the Result it returns. Conflict and End
-// receive the context CommandStart returned, and the command's storage calls
-// run under it, so that a span it carries becomes their parent.
+// receive the context CommandStart returned (Conflict possibly one derived
+// from it), and the command's storage calls run under it, so that a span it
+// carries becomes their parent.
 //
 // An Observer must be safe for concurrent use, must return promptly and
 // must not retain the Result's Image data. A nil Observer in Options costs
@@ -52,14 +53,6 @@ func (h *Handler) observeStart(ctx context.Context, c *command) context.Context 
 func (h *Handler) observeEnd(ctx context.Context, res Result) {
 	if h.obs != nil {
 		h.obs.CommandEnd(ctx, res)
-	}
-}
-
-// observeConflict tells the Observer, if any, that a write lost a race;
-// retry reports whether the command will try again.
-func (h *Handler) observeConflict(ctx context.Context, retry bool) {
-	if h.obs != nil {
-		h.obs.CommandConflict(ctx, retry)
 	}
 }
 

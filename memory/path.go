@@ -121,19 +121,6 @@ func pathOf(key string) string {
 	return root + "/" + key
 }
 
-// isBookkeeping reports whether a store key belongs to the storage's own
-// bookkeeping (a segment is reserved, see blob.IsReserved): such keys count
-// in no listing, size or file limit, and no path reaches them.
-func isBookkeeping(key string) bool { return blob.IsReserved(key) }
-
-// parent returns the key of the directory holding key ("" for the root).
-func parent(key string) string {
-	if i := strings.LastIndexByte(key, '/'); i >= 0 {
-		return key[:i]
-	}
-	return ""
-}
-
 // within reports whether key lies strictly under the directory dir.
 func within(key, dir string) bool {
 	if dir == "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/cloudmem/cloudmem/memory"
 	"github.com/cloudmem/cloudmem/memory/memorytest"
 	"github.com/cloudmem/cloudmem/mount"
+	"github.com/cloudmem/cloudmem/policy"
 )
 
 // typedCall runs the command of a golden case's input through the typed
@@ -422,4 +423,58 @@ func withoutCause(r memory.Result) memory.Result {
 		r.Err = &c
 	}
 	return r
+}
+
+// TestWriteRemoveOnMounts checks the kinds Write and Remove document that
+// only a mount table or a write policy gives, each with the command's text
+// and nothing changed.
+func TestWriteRemoveOnMounts(t *testing.T) {
+	ctx := t.Context()
+	strict := blob.WithPolicy(mem.New(nil), &policy.Policy{Secrets: policy.Reject})
+	tb, err := mount.New([]mount.Mount{{Name: "strict", Store: strict}, {Name: "ro", Store: blob.ReadOnly(mem.New(nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := memory.New(tb, memory.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := h.Write(ctx, "/memories/strict/a.md", []byte("one"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := "The path /memories/a.md is outside every mount point. Use a path inside one of: /memories/ro, /memories/strict"
+	secret := "The content for /memories/strict/b.md holds a secret (aws-access-token on line 1); nothing was written. " +
+		"Memory files keep no secrets: write where a secret is kept (a vault path, an environment variable's name) instead of the secret itself."
+	cases := []struct {
+		name string
+		err  error
+		kind error
+		text string
+	}{
+		{"Write outside every mount", write2(h, "/memories/a.md", "x", ""), memory.ErrNotMounted, outside},
+		{"Write a mount point", write2(h, "/memories/strict", "x", ""), memory.ErrExists, "File /memories/strict already exists"},
+		{"Write a mount point at a version", write2(h, "/memories/strict", "x", v), memory.ErrExists, "File /memories/strict already exists"},
+		{"Write a secret", write2(h, "/memories/strict/b.md", plantedKey, ""), memory.ErrSecret, secret},
+		{"Write a read-only mount", write2(h, "/memories/ro/b.md", "x", ""), memory.ErrReadOnly,
+			"The memory directory is read-only: write is not allowed"},
+		{"Remove outside every mount", h.Remove(ctx, "/memories/a.md", ""), memory.ErrNotMounted, outside},
+		{"Remove a mount point", h.Remove(ctx, "/memories/strict", ""), memory.ErrNotFile, "The path /memories/strict is not a file."},
+		{"Remove in a read-only mount", h.Remove(ctx, "/memories/ro/b.md", ""), memory.ErrReadOnly,
+			"The memory directory is read-only: remove is not allowed"},
+	}
+	for _, c := range cases {
+		if !errors.Is(c.err, c.kind) || c.err.Error() != c.text {
+			t.Errorf("%s: %v, want %q (%v)", c.name, c.err, c.text, c.kind)
+		}
+	}
+	if got := storeContents(t, strict); !reflect.DeepEqual(got, map[string]string{"a.md": "one"}) {
+		t.Errorf("the strict mount holds %v, want only a.md", got)
+	}
+}
+
+// write2 is Write of text, returning its error only.
+func write2(h *memory.Handler, path, text, ifVersion string) error {
+	_, err := h.Write(context.Background(), path, []byte(text), ifVersion)
+	return err
 }

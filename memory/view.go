@@ -16,14 +16,11 @@ import (
 // deep. A file costs one Get; a directory one Get (not a file) and one List;
 // the root one List.
 func (h *Handler) view(ctx context.Context, c *command) Result {
-	key, res, ok := h.resolve(ctx, c, c.path)
-	if !ok {
-		return res
-	}
+	key := c.key
 	if key == "" {
 		return h.viewDir(ctx, c, key)
 	}
-	data, _, err := h.store.Get(ctx, key, h.readLimit(key))
+	data, _, err := h.gate.Get(ctx, key)
 	switch {
 	case err == nil:
 		return h.viewFile(c, key, data)
@@ -52,12 +49,12 @@ func (h *Handler) viewDir(ctx context.Context, c *command, key string) Result {
 		total int64
 		found bool
 	)
-	for info, err := range h.store.List(ctx, prefix) {
+	for info, err := range h.gate.List(ctx, prefix) {
 		if err != nil {
 			return h.storageFailure(ctx, c, c.path, err)
 		}
 		rel, ok := strings.CutPrefix(info.Key, prefix)
-		if !ok || rel == "" || isBookkeeping(info.Key) {
+		if !ok || rel == "" {
 			continue
 		}
 		found = true

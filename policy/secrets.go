@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -155,3 +156,29 @@ var detector = sync.OnceValues(func() (*detect.Detector, error) {
 	}
 	return detect.NewDetector(cfg), nil
 })
+
+// maxListed is how many findings List names.
+const maxListed = 10
+
+// List returns "{rule} on line {line}" for the first ten findings of fs
+// (with placeholders, the rule's placeholder instead of the rule), joined
+// by ", ", then ", … ({n} in all)" when there are more: how the memory
+// tool's texts and history's records name secrets, never the secret.
+func List(fs []Finding, placeholders bool) string {
+	var b strings.Builder
+	for i, f := range fs[:min(len(fs), maxListed)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if placeholders {
+			b.WriteString(Placeholder(f.Rule))
+		} else {
+			b.WriteString(f.Rule)
+		}
+		b.WriteString(" on line " + strconv.Itoa(f.Line))
+	}
+	if len(fs) > maxListed {
+		b.WriteString(", … (" + strconv.Itoa(len(fs)) + " in all)")
+	}
+	return b.String()
+}

@@ -1,4 +1,4 @@
-package memory
+package gate
 
 import (
 	"context"
@@ -27,19 +27,19 @@ import (
 // a store whose listing hides keys under an object (blob.Traits.HidesUnderObjects: MinIO),
 // the file's look beneath itself would find nothing, so settleHidden runs
 // instead.
-func (h *Handler) settle(ctx context.Context, c *command, key string, data []byte, version string) (Result, bool) {
-	traits := blob.TraitsOf(h.store)
+func (g *Tree) settle(ctx context.Context, key string, data []byte, version string) (string, bool, error) {
+	traits := blob.TraitsOf(g.store)
 	if traits.ExclusiveNames {
-		return created(c, version), false // the store refused the write that would clash
+		return version, false, nil // the store refused the write that would clash
 	}
 	if traits.HidesUnderObjects {
-		return h.settleHidden(ctx, c, key, data, version)
+		return g.settleHidden(ctx, key, data, version)
 	}
-	clash, err := h.clashes(ctx, key)
+	clash, err := g.clashes(ctx, key)
 	if err == nil && !clash {
-		return created(c, version), false
+		return version, false, nil
 	}
-	return h.retract(ctx, c, key, version, err)
+	return g.retract(ctx, key, version, err)
 }
 
 // retract deletes the file key, written with version, because it made (or
@@ -48,41 +48,41 @@ func (h *Handler) settle(ctx context.Context, c *command, key string, data []byt
 // whose listing hides keys under objects it first writes key's witness (see
 // settleHidden). It withdraws even when ctx is done: a name must not stay
 // both.
-func (h *Handler) retract(ctx context.Context, c *command, key, version string, cause error) (Result, bool) {
-	if err := errors.Join(cause, h.withdraw(ctx, key, version)); err != nil {
-		return h.storageFailure(ctx, c, c.path, err), false
+func (g *Tree) retract(ctx context.Context, key, version string, cause error) (string, bool, error) {
+	if err := errors.Join(cause, g.withdraw(ctx, key, version)); err != nil {
+		return "", false, err
 	}
-	return Result{}, true
+	return "", true, nil
 }
 
 // markWithdrawal is rule 2 of settleHidden, for every create that deletes
 // the file it just wrote (retract, and undoCreate when the file count
 // fails): on a store whose listing hides keys under objects it writes
 // key's witness, before the Delete. Elsewhere it does nothing.
-func (h *Handler) markWithdrawal(ctx context.Context, key string) error {
-	if !blob.ListHidesUnderObjects(h.store) {
+func (g *Tree) markWithdrawal(ctx context.Context, key string) error {
+	if !blob.ListHidesUnderObjects(g.store) {
 		return nil
 	}
-	_, err := h.touch(ctx, withdrawn, key)
+	_, err := g.touch(ctx, withdrawn, key)
 	return err
 }
 
 // clashes reports whether a memory file lies beneath key or a file is at
 // one of key's ancestors.
-func (h *Handler) clashes(ctx context.Context, key string) (bool, error) {
-	return h.anyClash(ctx, key, nil)
+func (g *Tree) clashes(ctx context.Context, key string) (bool, error) {
+	return g.anyClash(ctx, key, nil)
 }
 
 // anyClash is clashes with, before the Stat of each ancestor A, a call of
 // before(A) when it is not nil. Every look is made at once: one List and
 // one Stat per ancestor, each after its before. A clash found is reported
 // even when another look failed.
-func (h *Handler) anyClash(ctx context.Context, key string, before func(ancestor string) error) (bool, error) {
+func (g *Tree) anyClash(ctx context.Context, key string, before func(ancestor string) error) (bool, error) {
 	anc := ancestors(key)
 	found := make([]bool, len(anc)+1)
 	err := parallel(ctx, len(anc)+1, false, func(i int) error {
 		if i == len(anc) {
-			dir, err := h.isDir(ctx, key)
+			dir, err := g.isDir(ctx, key)
 			found[i] = dir
 			return err
 		}
@@ -91,7 +91,7 @@ func (h *Handler) anyClash(ctx context.Context, key string, before func(ancestor
 				return err
 			}
 		}
-		_, err := h.store.Stat(ctx, anc[i])
+		_, err := g.store.Stat(ctx, anc[i])
 		found[i] = err == nil
 		if err == nil || errors.Is(err, blob.ErrNotExist) {
 			return nil
@@ -127,11 +127,11 @@ func isWitness(key string) bool {
 	return ok && strings.HasPrefix(rest, witnessDir)
 }
 
-// IsBookkeeping reports whether key is an object that a Handler keeps in
+// IsBookkeeping reports whether key is an object that a Tree keeps in
 // its store for the tree's rules: a file count (at the root of the store,
 // or of a mount) or a witness of a name. Such keys are reserved
 // (blob.IsReserved), so no memory path reaches them; this is for tools and
-// tests that read a store's raw keys and must tell the Handler's own
+// tests that read a store's raw keys and must tell the Tree's own
 // objects from the other layers' (an encryption key, history records).
 func IsBookkeeping(key string) bool {
 	return key == fileCountKey || strings.HasSuffix(key, "/"+fileCountKey) || isWitness(key)
@@ -147,10 +147,10 @@ const (
 // withdrawn): witnessDir, kind and a hash of name (two names that share a
 // witness only make their creates look more often). On a mount table it
 // lies in name's own mount.
-func (h *Handler) witness(kind, name string) string {
+func (g *Tree) witness(kind, name string) string {
 	sum := sha256.Sum256([]byte(name))
 	w := witnessDir + kind + hex.EncodeToString(sum[:16])
-	if blob.Mounts(h.store) != nil {
+	if blob.Mounts(g.store) != nil {
 		mount, _, _ := strings.Cut(name, "/")
 		w = mount + "/" + w
 	}
@@ -159,23 +159,23 @@ func (h *Handler) witness(kind, name string) string {
 
 // touch writes name's witness of kind and returns the version it wrote:
 // every write gives it a version it never had.
-func (h *Handler) touch(ctx context.Context, kind, name string) (string, error) {
-	info, err := h.store.Put(ctx, h.witness(kind, name), []byte(name), blob.Cond{})
+func (g *Tree) touch(ctx context.Context, kind, name string) (string, error) {
+	info, err := g.store.Put(ctx, g.witness(kind, name), []byte(name), blob.Cond{})
 	if err != nil {
-		return "", fmt.Errorf("memory: writing the witness of %q: %w", name, err)
+		return "", fmt.Errorf("gate: writing the witness of %q: %w", name, err)
 	}
 	return info.Version, nil
 }
 
 // witnessed returns the version of name's witness of kind, or "" when
 // there is none.
-func (h *Handler) witnessed(ctx context.Context, kind, name string) (string, error) {
-	info, err := h.store.Stat(ctx, h.witness(kind, name))
+func (g *Tree) witnessed(ctx context.Context, kind, name string) (string, error) {
+	info, err := g.store.Stat(ctx, g.witness(kind, name))
 	switch {
 	case errors.Is(err, blob.ErrNotExist):
 		return "", nil
 	case err != nil:
-		return "", fmt.Errorf("memory: reading the witness of %q: %w", name, err)
+		return "", fmt.Errorf("gate: reading the witness of %q: %w", name, err)
 	}
 	return info.Version, nil
 }
@@ -211,7 +211,7 @@ func ancestors(key string) []string {
 //     (each unchanged since its first Stat, W×(key) since its own write);
 //     then it writes key again with Put(IfAbsent), follows rule 1, and
 //     keeps key if W↓(key) is still d. A failed condition withdraws its
-//     write and retries the command.
+//     write and retries the operation.
 //
 // Why a file F at key and a create D of a file under it cannot both keep
 // their names: per key, Put and Stat are linearizable, every write of a key
@@ -239,85 +239,82 @@ func ancestors(key string) []string {
 // only sends creates of that name to the recheck. Other writers of names
 // (rename's destination) do not follow the rules, so a rename racing a
 // create is not covered.
-func (h *Handler) settleHidden(ctx context.Context, c *command, key string, data []byte, version string) (Result, bool) {
-	res, retry, done, d := h.look(ctx, c, key, version)
+func (g *Tree) settleHidden(ctx context.Context, key string, data []byte, version string) (string, bool, error) {
+	d, done, retry, err := g.look(ctx, key, version)
 	switch {
 	case done:
-		return res, retry
+		return "", retry, err
 	case d == "":
-		return created(c, version), false
+		return version, false, nil
 	}
 	// W↓(key) exists: a file may have been made beneath key, which no
 	// listing shows while key exists. Withdraw, look with key absent, and
 	// write key again.
 	wctx := context.WithoutCancel(ctx)
-	mine, err := h.touch(wctx, withdrawn, key)
-	if derr := h.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
+	mine, err := g.touch(wctx, withdrawn, key)
+	if derr := g.store.Delete(wctx, key, blob.Cond{IfVersion: version}); derr != nil &&
 		!errors.Is(derr, blob.ErrNotExist) && !errors.Is(derr, blob.ErrPrecondition) {
-		err = errors.Join(err, fmt.Errorf("memory: withdrawing %q to look beneath it: %w", key, derr))
+		err = errors.Join(err, fmt.Errorf("gate: withdrawing %q to look beneath it: %w", key, derr))
 	}
 	if err != nil {
-		return h.storageFailure(ctx, c, c.path, err), false
+		return "", false, err
 	}
-	if ok, err := h.recheck(ctx, key, mine); err != nil || !ok {
-		if err != nil {
-			return h.storageFailure(ctx, c, c.path, err), false
-		}
-		return Result{}, true
+	if ok, err := g.recheck(ctx, key, mine); err != nil || !ok {
+		return "", err == nil, err
 	}
-	put, err := h.store.Put(ctx, key, data, blob.Cond{IfAbsent: true})
+	put, err := g.store.Put(ctx, key, data, blob.Cond{IfAbsent: true})
 	switch {
 	case errors.Is(err, blob.ErrPrecondition):
-		return Result{}, true // the next survey tells who holds key now
+		return "", true, nil // the next survey tells who holds key now
 	case err != nil:
-		return h.storageFailure(ctx, c, c.path, err), false
+		return "", false, err
 	}
-	res, retry, done, now := h.look(ctx, c, key, put.Version)
+	now, done, retry, err := g.look(ctx, key, put.Version)
 	switch {
 	case done:
-		return res, retry
+		return "", retry, err
 	case now != d:
-		return h.retract(ctx, c, key, put.Version, nil)
+		return g.retract(ctx, key, put.Version, nil)
 	}
-	return created(c, put.Version), false
+	return put.Version, false, nil
 }
 
 // look is rule 1 of settleHidden: it writes W↓ of every ancestor of key,
 // then checks for a clash. done is false when there is none; otherwise key
-// (written with version) is withdrawn and res, retry are settle's answer.
+// (written with version) is withdrawn and retry, err are settle's answer.
 //
 // It also returns d, the version of W↓(key) (rule 3), read at the same
 // time: that Stat need only follow the Put of key.
-func (h *Handler) look(ctx context.Context, c *command, key, version string) (res Result, retry, done bool, d string) {
+func (g *Tree) look(ctx context.Context, key, version string) (d string, done, retry bool, err error) {
 	var (
-		clash     bool
-		err, dErr error
+		clash bool
+		dErr  error
 	)
 	concurrently(
 		func() {
-			clash, err = h.anyClash(ctx, key, func(a string) error {
-				_, err := h.touch(ctx, beneath, a)
+			clash, err = g.anyClash(ctx, key, func(a string) error {
+				_, err := g.touch(ctx, beneath, a)
 				return err
 			})
 		},
-		func() { d, dErr = h.witnessed(ctx, beneath, key) },
+		func() { d, dErr = g.witnessed(ctx, beneath, key) },
 	)
 	if err = errors.Join(err, dErr); err != nil || clash {
-		res, retry = h.retract(ctx, c, key, version, err)
-		return res, retry, true, ""
+		_, retry, err = g.retract(ctx, key, version, err)
+		return "", true, retry, err
 	}
-	return Result{}, false, false, d
+	return d, false, false, nil
 }
 
 // recheck is the look of settleHidden's rule 3, made while key is absent
 // and W×(key) is mine: it reports whether key's directory holds no memory
 // file and no object at key or an ancestor could have hidden one from the
 // listing.
-func (h *Handler) recheck(ctx context.Context, key, mine string) (bool, error) {
+func (g *Tree) recheck(ctx context.Context, key, mine string) (bool, error) {
 	anc := ancestors(key)
 	before := make([]string, len(anc))
 	for i, a := range anc {
-		v, err := h.witnessed(ctx, withdrawn, a)
+		v, err := g.witnessed(ctx, withdrawn, a)
 		if err != nil {
 			return false, err
 		}
@@ -326,7 +323,7 @@ func (h *Handler) recheck(ctx context.Context, key, mine string) (bool, error) {
 	names := append(anc, key) // anc is not used after this
 	absent := func() (bool, error) {
 		for _, n := range names {
-			_, err := h.store.Stat(ctx, n)
+			_, err := g.store.Stat(ctx, n)
 			switch {
 			case err == nil:
 				return false, nil
@@ -339,18 +336,18 @@ func (h *Handler) recheck(ctx context.Context, key, mine string) (bool, error) {
 	if ok, err := absent(); err != nil || !ok {
 		return false, err
 	}
-	if dir, err := h.isDir(ctx, key); err != nil || dir {
+	if dir, err := g.isDir(ctx, key); err != nil || dir {
 		return false, err
 	}
 	if ok, err := absent(); err != nil || !ok {
 		return false, err
 	}
 	for i, a := range names[:len(before)] {
-		v, err := h.witnessed(ctx, withdrawn, a)
+		v, err := g.witnessed(ctx, withdrawn, a)
 		if err != nil || v != before[i] {
 			return false, err
 		}
 	}
-	v, err := h.witnessed(ctx, withdrawn, key)
+	v, err := g.witnessed(ctx, withdrawn, key)
 	return err == nil && v == mine, err
 }

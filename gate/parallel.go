@@ -1,4 +1,4 @@
-package memory
+package gate
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // overlapping calls hide most of it (the issue measured a 500-file move on
 // MinIO at 2.18 s one copy at a time against 1.50 s 16 at a time), while
 // staying far below what a store's client pools and a server's per-prefix
-// request rates take, so that one command cannot starve the others sharing
+// request rates take, so that one operation cannot starve the others sharing
 // the client.
 const moveParallel = 16
 
@@ -62,7 +62,7 @@ func parallel(ctx context.Context, n int, stopEarly bool, do func(i int) error) 
 
 // concurrently calls every fn, each on its own goroutine but the first,
 // and returns when all have returned: the independent storage calls of one
-// command, so that it waits for one round trip instead of one per call. A
+// operation, so that it waits for one round trip instead of one per call. A
 // panic in any fn is raised again on the caller's goroutine once all have
 // returned, as if every call had been made there.
 func concurrently(fns ...func()) {

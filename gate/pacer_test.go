@@ -1,4 +1,4 @@
-package memory
+package gate
 
 import (
 	"context"
@@ -43,11 +43,11 @@ func (c *fakeClock) jitter(d time.Duration) time.Duration {
 
 // losing returns an attempt that always loses a race, taking took[i] for
 // attempt i (the last duration repeats), and counts the attempts in *n.
-func losing(c *fakeClock, n *int, took ...time.Duration) func() (Result, bool) {
-	return func() (Result, bool) {
+func losing(c *fakeClock, n *int, took ...time.Duration) func() bool {
+	return func() bool {
 		c.t = c.t.Add(took[min(*n, len(took)-1)])
 		*n++
-		return Result{}, true
+		return true
 	}
 }
 
@@ -100,7 +100,7 @@ func TestPacerWaits(t *testing.T) {
 			p := pacer{clock: clk, retries: c.retries}
 			var attempts int
 			var told []bool
-			_, landed, err := p.run(t.Context(), losing(clk, &attempts, c.took...), func(r bool) { told = append(told, r) })
+			landed, err := p.run(t.Context(), losing(clk, &attempts, c.took...), func(r bool) { told = append(told, r) })
 			if landed || err != nil {
 				t.Fatalf("run: landed %v, err %v; want a conflict", landed, err)
 			}
@@ -128,7 +128,7 @@ func TestPacerBudget(t *testing.T) {
 	clk := &fakeClock{top: true}
 	p := pacer{clock: clk, retries: 1 << 30}
 	var attempts int
-	_, landed, err := p.run(t.Context(), losing(clk, &attempts, 30*time.Millisecond), func(bool) {})
+	landed, err := p.run(t.Context(), losing(clk, &attempts, 30*time.Millisecond), func(bool) {})
 	if landed || err != nil {
 		t.Fatalf("run: landed %v, err %v; want a conflict", landed, err)
 	}
@@ -154,7 +154,7 @@ func TestPacerJitterBottom(t *testing.T) {
 	clk := &fakeClock{}
 	p := pacer{clock: clk, retries: 20}
 	var attempts int
-	if _, landed, err := p.run(t.Context(), losing(clk, &attempts, 5*time.Millisecond), func(bool) {}); landed || err != nil {
+	if landed, err := p.run(t.Context(), losing(clk, &attempts, 5*time.Millisecond), func(bool) {}); landed || err != nil {
 		t.Fatalf("run: landed %v, err %v; want a conflict", landed, err)
 	}
 	if attempts != 21 || !slices.Equal(clk.waits, make([]time.Duration, 20)) {
@@ -162,19 +162,19 @@ func TestPacerJitterBottom(t *testing.T) {
 	}
 }
 
-// An attempt that lands ends the run with its result, after the waits of
-// the races lost before it.
+// An attempt that lands ends the run, after the waits of the races lost
+// before it.
 func TestPacerLands(t *testing.T) {
 	clk := &fakeClock{top: true}
 	p := pacer{clock: clk, retries: 8}
 	n := 0
-	res, landed, err := p.run(t.Context(), func() (Result, bool) {
+	landed, err := p.run(t.Context(), func() bool {
 		clk.t = clk.t.Add(4 * time.Millisecond)
 		n++
-		return textResult("done"), n < 3
+		return n < 3
 	}, func(bool) {})
-	if !landed || err != nil || res.Text != "done" || n != 3 {
-		t.Fatalf("run: %+v, landed %v, err %v after %d attempts; want done after 3", res, landed, err, n)
+	if !landed || err != nil || n != 3 {
+		t.Fatalf("run: landed %v, err %v after %d attempts; want landed after 3", landed, err, n)
 	}
 	if want := []time.Duration{8 * time.Millisecond, 32 * time.Millisecond}; !slices.Equal(clk.waits, want) {
 		t.Errorf("waits %v, want %v", clk.waits, want)
@@ -189,7 +189,7 @@ func TestPacerContext(t *testing.T) {
 	clk := &fakeClock{t: start, top: true, deadline: start.Add(500 * time.Millisecond)}
 	p := pacer{clock: clk, retries: 1 << 20}
 	var attempts int
-	_, landed, err := p.run(t.Context(), losing(clk, &attempts, 10*time.Millisecond), func(bool) {})
+	landed, err := p.run(t.Context(), losing(clk, &attempts, 10*time.Millisecond), func(bool) {})
 	if landed || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("run: landed %v, err %v; want the deadline", landed, err)
 	}
@@ -203,12 +203,12 @@ func TestPacerContext(t *testing.T) {
 	clk = &fakeClock{top: true}
 	p = pacer{clock: clk, retries: 1 << 20}
 	attempts = 0
-	_, landed, err = p.run(ctx, func() (Result, bool) {
+	landed, err = p.run(ctx, func() bool {
 		attempts++
 		if attempts == 3 {
 			cancel()
 		}
-		return Result{}, true
+		return true
 	}, func(bool) {})
 	if landed || !errors.Is(err, context.Canceled) || attempts != 3 || len(clk.waits) != 2 {
 		t.Errorf("cancelled: landed %v, err %v, %d attempts, waits %v; want context.Canceled after 3 attempts and 2 waits",

@@ -1,4 +1,4 @@
-package memory
+package gate
 
 import (
 	"bytes"
@@ -25,15 +25,15 @@ const sweepRounds = 8
 
 // errLeftBehind is the failure of a delete or move that kept finding keys
 // under the old directory.
-var errLeftBehind = errors.New("memory: keys remain under the directory after every round of the operation")
+var errLeftBehind = errors.New("gate: keys remain under the directory after every round of the operation")
 
 // deleteDir deletes every memory file under the directory key. Reserved
 // bookkeeping keys beneath it (another store's, under a longer prefix) are
 // no memory files and stay. It returns blob.ErrNotExist when no memory file
 // lies under key.
-func (h *Handler) deleteDir(ctx context.Context, key string) error {
+func (g *Tree) deleteDir(ctx context.Context, key string) error {
 	for round := range sweepRounds + 1 {
-		infos, reserved, err := h.listDir(ctx, key)
+		infos, reserved, err := g.listDir(ctx, key)
 		switch {
 		case err != nil:
 			return err
@@ -45,7 +45,7 @@ func (h *Handler) deleteDir(ctx context.Context, key string) error {
 			return fmt.Errorf("%w: %d under %q", errLeftBehind, len(infos), key)
 		}
 		if round == 0 && reserved == 0 {
-			err := blob.DeleteTree(ctx, h.store, key)
+			err := blob.DeleteTree(ctx, g.store, key)
 			if err != nil && !errors.Is(err, blob.ErrNotExist) {
 				return err
 			}
@@ -53,7 +53,7 @@ func (h *Handler) deleteDir(ctx context.Context, key string) error {
 		}
 		// One by one: blob.DeleteKeys batches them on a store that can, and
 		// otherwise makes up to blob.DeleteParallel Deletes at once.
-		if err := blob.DeleteKeys(ctx, h.store, blob.Keys(infos)); err != nil {
+		if err := blob.DeleteKeys(ctx, g.store, blob.Keys(infos)); err != nil {
 			return err
 		}
 	}
@@ -62,12 +62,12 @@ func (h *Handler) deleteDir(ctx context.Context, key string) error {
 
 // listDir lists the memory files under the directory key, and counts the
 // reserved keys there.
-func (h *Handler) listDir(ctx context.Context, key string) (infos []blob.Info, reserved int, err error) {
-	for info, err := range h.store.List(ctx, key+"/") {
+func (g *Tree) listDir(ctx context.Context, key string) (infos []blob.Info, reserved int, err error) {
+	for info, err := range g.store.List(ctx, key+"/") {
 		if err != nil {
 			return nil, 0, err
 		}
-		if isBookkeeping(info.Key) {
+		if blob.IsReserved(info.Key) {
 			reserved++
 			continue
 		}
@@ -79,17 +79,17 @@ func (h *Handler) listDir(ctx context.Context, key string) (infos []blob.Info, r
 // move moves the file or directory src to dst, with the errors of
 // blob.Tree (ErrNotExist, ErrPrecondition for an existing destination).
 // A store's atomic Rename is used when it has one; otherwise moveByCopy.
-func (h *Handler) move(ctx context.Context, src, dst string) error {
+func (g *Tree) move(ctx context.Context, src, dst string) error {
 	if src == "" || dst == "" || dst == src || within(dst, src) { // the checks exclude these
 		return fmt.Errorf("%w: cannot move %q to %q", blob.ErrInvalidKey, src, dst)
 	}
-	if r, ok := h.store.(blob.Tree); ok {
+	if r, ok := g.store.(blob.Tree); ok {
 		err := r.Rename(ctx, src, dst)
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return err
 		}
 	}
-	return h.moveByCopy(ctx, src, dst)
+	return g.moveByCopy(ctx, src, dst)
 }
 
 // moveByCopy moves src to dst with the core methods: each object is copied
@@ -103,52 +103,52 @@ func (h *Handler) move(ctx context.Context, src, dst string) error {
 // source leaves them) is moved into it: the move completes instead of
 // failing. Afterwards the source directory is listed again until nothing
 // is left (see sweepRounds).
-func (h *Handler) moveByCopy(ctx context.Context, src, dst string) error {
+func (g *Tree) moveByCopy(ctx context.Context, src, dst string) error {
 	ctx = blob.WithMove(ctx, src, dst)
-	data, info, err := h.store.Get(ctx, src, h.readLimit(src))
+	data, info, err := g.store.Get(ctx, src, g.readLimit(src))
 	switch {
 	case err == nil: // a file
-		if err := h.absentTree(ctx, dst); err != nil {
+		if err := g.absentTree(ctx, dst); err != nil {
 			return err
 		}
-		return h.copyAll(ctx, []blob.Info{info}, map[string][]byte{src: data}, nil, src, dst)
+		return g.copyAll(ctx, []blob.Info{info}, map[string][]byte{src: data}, nil, src, dst)
 	case !errors.Is(err, blob.ErrNotExist):
 		return err
 	}
-	infos, err := blob.ListAll(ctx, h.store, src+"/")
+	infos, err := blob.ListAll(ctx, g.store, src+"/")
 	if err != nil {
 		return err
 	}
 	if len(infos) == 0 {
 		return fmt.Errorf("%q: %w", src, blob.ErrNotExist)
 	}
-	// No command reads more than the read limit: a directory holding an
+	// No operation reads more than the read limit: a directory holding an
 	// object over it (put there by another program) is not moved, and
 	// nothing is copied.
 	for _, info := range infos {
-		if limit := h.readLimit(info.Key); info.Size > limit {
+		if limit := g.readLimit(info.Key); info.Size > limit {
 			return &blob.TooLargeError{Key: info.Key, Size: info.Size, Limit: limit}
 		}
 	}
-	if _, err := h.store.Stat(ctx, dst); err == nil {
+	if _, err := g.store.Stat(ctx, dst); err == nil {
 		return fmt.Errorf("%q: %w: destination exists", dst, blob.ErrPrecondition)
 	} else if !errors.Is(err, blob.ErrNotExist) {
 		return err
 	}
-	existing, err := blob.ListAll(ctx, h.store, dst+"/")
+	existing, err := blob.ListAll(ctx, g.store, dst+"/")
 	if err != nil {
 		return err
 	}
 	var copies map[string]blob.Info
 	if len(existing) > 0 {
-		if copies, err = h.leftCopies(ctx, infos, existing, src, dst); err != nil {
+		if copies, err = g.leftCopies(ctx, infos, existing, src, dst); err != nil {
 			return err
 		}
 	}
-	if err := h.copyAll(ctx, infos, nil, copies, src, dst); err != nil {
+	if err := g.copyAll(ctx, infos, nil, copies, src, dst); err != nil {
 		return err
 	}
-	return h.sweep(ctx, src, dst)
+	return g.sweep(ctx, src, dst)
 }
 
 // leftCopies decides whether the destination directory dst, which holds
@@ -157,7 +157,7 @@ func (h *Handler) moveByCopy(ctx context.Context, src, dst string) error {
 // file under src has its copy, the copy of a source already deleted. It
 // returns the copies by source key, or an error wrapping ErrPrecondition
 // (the destination exists) when dst holds anything else.
-func (h *Handler) leftCopies(ctx context.Context, infos, existing []blob.Info, src, dst string) (map[string]blob.Info, error) {
+func (g *Tree) leftCopies(ctx context.Context, infos, existing []blob.Info, src, dst string) (map[string]blob.Info, error) {
 	refused := fmt.Errorf("%q: %w: destination directory exists", dst, blob.ErrPrecondition)
 	at := make(map[string]blob.Info, len(existing))
 	for _, e := range existing {
@@ -172,7 +172,7 @@ func (h *Handler) leftCopies(ctx context.Context, infos, existing []blob.Info, s
 		if e.Size != info.Size {
 			return nil, refused
 		}
-		same, err := h.sameContent(ctx, info.Key, e.Key)
+		same, err := g.sameContent(ctx, info.Key, e.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -190,12 +190,12 @@ func (h *Handler) leftCopies(ctx context.Context, infos, existing []blob.Info, s
 }
 
 // sameContent reports whether the objects a and b hold the same bytes.
-func (h *Handler) sameContent(ctx context.Context, a, b string) (bool, error) {
-	da, _, err := h.store.Get(ctx, a, h.readLimit(a))
+func (g *Tree) sameContent(ctx context.Context, a, b string) (bool, error) {
+	da, _, err := g.store.Get(ctx, a, g.readLimit(a))
 	if err != nil {
 		return false, err
 	}
-	db, _, err := h.store.Get(ctx, b, h.readLimit(b))
+	db, _, err := g.store.Get(ctx, b, g.readLimit(b))
 	if errors.Is(err, blob.ErrNotExist) {
 		return false, nil
 	}
@@ -206,8 +206,8 @@ func (h *Handler) sameContent(ctx context.Context, a, b string) (bool, error) {
 }
 
 // absentTree returns ErrPrecondition when any key lies under dst+"/".
-func (h *Handler) absentTree(ctx context.Context, dst string) error {
-	for _, err := range h.store.List(ctx, dst+"/") {
+func (g *Tree) absentTree(ctx context.Context, dst string) error {
+	for _, err := range g.store.List(ctx, dst+"/") {
 		if err != nil {
 			return err
 		}
@@ -233,7 +233,7 @@ type copied struct {
 // or both throughout, and an interrupted move leaves what leftCopies
 // recognises. A failed copy stops the copying (the calls in flight finish),
 // and the copies made are removed again.
-func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[string][]byte, copies map[string]blob.Info,
+func (g *Tree) copyAll(ctx context.Context, infos []blob.Info, data map[string][]byte, copies map[string]blob.Info,
 	src, dst string) error {
 	jobs := make([]copied, len(infos)) // each goroutine writes only its own element
 	var todo []int                     // indexes of infos still to copy
@@ -252,14 +252,14 @@ func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[strin
 		if !ok {
 			// A copy on the server where the store can (blob.Copier),
 			// otherwise Get and Put(IfAbsent); from is the version copied.
-			from, put, err := blob.Copy(ctx, h.store, info.Key, to, info.Version)
+			from, put, err := blob.Copy(ctx, g.store, info.Key, to, info.Version)
 			if err != nil {
 				return err
 			}
 			jobs[i] = copied{from: from, to: to, ver: put.Version, made: true}
 			return nil
 		}
-		put, err := h.store.Put(ctx, to, body, blob.Cond{IfAbsent: true})
+		put, err := g.store.Put(ctx, to, body, blob.Cond{IfAbsent: true})
 		if err != nil {
 			return err
 		}
@@ -275,14 +275,14 @@ func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[strin
 			if !c.made {
 				return nil
 			}
-			if err := h.store.Delete(cctx, c.to, blob.Cond{IfVersion: c.ver}); err != nil && !errors.Is(err, blob.ErrNotExist) {
+			if err := g.store.Delete(cctx, c.to, blob.Cond{IfVersion: c.ver}); err != nil && !errors.Is(err, blob.ErrNotExist) {
 				return fmt.Errorf("undoing copy: %w", err)
 			}
 			return nil
 		})
 		return errors.Join(err, undo)
 	}
-	return h.dropSources(ctx, jobs)
+	return g.dropSources(ctx, jobs)
 }
 
 // dropSources deletes the moved sources, each only at the version that was
@@ -291,29 +291,29 @@ func (h *Handler) copyAll(ctx context.Context, infos []blob.Info, data map[strin
 // once). A source rewritten since it was copied is refused there and goes
 // through dropSource, which carries the newer content over. Its errors
 // never wrap ErrPrecondition or ErrNotExist.
-func (h *Handler) dropSources(ctx context.Context, jobs []copied) error {
+func (g *Tree) dropSources(ctx context.Context, jobs []copied) error {
 	froms := make([]blob.Info, len(jobs))
 	for i, j := range jobs {
 		froms[i] = blob.Info{Key: j.from.Key, Version: j.from.Version}
 	}
-	errs, err := blob.DeleteBatch(ctx, h.store, froms)
+	errs, err := blob.DeleteBatch(ctx, g.store, froms)
 	if err != nil {
 		if errors.Is(err, blob.ErrPrecondition) || errors.Is(err, blob.ErrNotExist) {
 			err = errors.New(err.Error())
 		}
-		return fmt.Errorf("memory: rename: %d files were copied but their sources not removed: %w", len(jobs), err)
+		return fmt.Errorf("gate: move: %d files were copied but their sources not removed: %w", len(jobs), err)
 	}
 	return parallel(ctx, len(jobs), false, func(i int) error {
 		switch e := errs[i]; {
 		case e == nil:
 			return nil
 		case errors.Is(e, blob.ErrNotExist): // another writer deleted it
-			h.sourceGone(ctx, jobs[i].from.Key)
+			g.sourceGone(ctx, jobs[i].from.Key)
 			return nil
 		case errors.Is(e, blob.ErrPrecondition):
-			return h.dropSource(ctx, jobs[i].from, jobs[i].to, jobs[i].ver)
+			return g.dropSource(ctx, jobs[i].from, jobs[i].to, jobs[i].ver)
 		default:
-			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", jobs[i].from.Key, jobs[i].to, e)
+			return fmt.Errorf("gate: move: %q was copied to %q but not removed: %w", jobs[i].from.Key, jobs[i].to, e)
 		}
 	})
 }
@@ -323,48 +323,48 @@ func (h *Handler) dropSources(ctx context.Context, jobs []copied) error {
 // newer content is carried over to the copy and the delete tried again, a
 // bounded number of times. Its errors never wrap ErrPrecondition or
 // ErrNotExist, which callers read as "destination exists" and "no source".
-func (h *Handler) dropSource(ctx context.Context, src blob.Info, to, toVer string) error {
+func (g *Tree) dropSource(ctx context.Context, src blob.Info, to, toVer string) error {
 	for range sweepRounds {
-		err := h.store.Delete(ctx, src.Key, blob.Cond{IfVersion: src.Version})
+		err := g.store.Delete(ctx, src.Key, blob.Cond{IfVersion: src.Version})
 		if err == nil {
 			return nil
 		}
 		if errors.Is(err, blob.ErrNotExist) { // another writer deleted it
-			h.sourceGone(ctx, src.Key)
+			g.sourceGone(ctx, src.Key)
 			return nil
 		}
 		if !errors.Is(err, blob.ErrPrecondition) {
-			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
+			return fmt.Errorf("gate: move: %q was copied to %q but not removed: %w", src.Key, to, err)
 		}
-		data, info, err := h.store.Get(ctx, src.Key, h.readLimit(src.Key))
+		data, info, err := g.store.Get(ctx, src.Key, g.readLimit(src.Key))
 		if errors.Is(err, blob.ErrNotExist) { // another writer deleted it
-			h.sourceGone(ctx, src.Key)
+			g.sourceGone(ctx, src.Key)
 			return nil
 		}
 		if err != nil { // neither ErrNotExist nor, from a Get, ErrPrecondition
-			return fmt.Errorf("memory: rename: %q was copied to %q but not removed: %w", src.Key, to, err)
+			return fmt.Errorf("gate: move: %q was copied to %q but not removed: %w", src.Key, to, err)
 		}
-		put, err := h.store.Put(ctx, to, data, blob.Cond{IfVersion: toVer})
+		put, err := g.store.Put(ctx, to, data, blob.Cond{IfVersion: toVer})
 		if err != nil {
-			return fmt.Errorf("memory: rename: %q and its copy %q both changed during the move; both are kept: %v", src.Key, to, err)
+			return fmt.Errorf("gate: move: %q and its copy %q both changed during the move; both are kept: %v", src.Key, to, err)
 		}
 		src, toVer = info, put.Version
 	}
-	return fmt.Errorf("memory: rename: %q kept changing during the move; it is kept at both %q and its old key", src.Key, to)
+	return fmt.Errorf("gate: move: %q kept changing during the move; it is kept at both %q and its old key", src.Key, to)
 }
 
 // sweep moves what a listing of src shows after the move, round by round:
 // each key left is copied to its place under dst (or, when an identical copy
 // is there, only deleted). It fails when keys remain after sweepRounds, or
 // when one has a different copy at its destination.
-func (h *Handler) sweep(ctx context.Context, src, dst string) error {
+func (g *Tree) sweep(ctx context.Context, src, dst string) error {
 	for range sweepRounds {
-		left, err := blob.ListAll(ctx, h.store, src+"/")
+		left, err := blob.ListAll(ctx, g.store, src+"/")
 		if err != nil || len(left) == 0 {
 			return err
 		}
 		for _, info := range left {
-			data, info, err := h.store.Get(ctx, info.Key, h.readLimit(info.Key))
+			data, info, err := g.store.Get(ctx, info.Key, g.readLimit(info.Key))
 			if errors.Is(err, blob.ErrNotExist) {
 				continue
 			}
@@ -372,27 +372,27 @@ func (h *Handler) sweep(ctx context.Context, src, dst string) error {
 				return err
 			}
 			to := dst + info.Key[len(src):]
-			put, err := h.store.Put(ctx, to, data, blob.Cond{IfAbsent: true})
+			put, err := g.store.Put(ctx, to, data, blob.Cond{IfAbsent: true})
 			if errors.Is(err, blob.ErrPrecondition) {
-				same, serr := h.sameContent(ctx, info.Key, to)
+				same, serr := g.sameContent(ctx, info.Key, to)
 				if serr != nil {
 					return serr
 				}
 				if !same {
 					return fmt.Errorf("%w: %q has a different copy at %q", errLeftBehind, info.Key, to)
 				}
-				switch err := h.store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version}); {
+				switch err := g.store.Delete(ctx, info.Key, blob.Cond{IfVersion: info.Version}); {
 				case errors.Is(err, blob.ErrNotExist): // another writer deleted it
-					h.sourceGone(ctx, info.Key)
+					g.sourceGone(ctx, info.Key)
 				case err != nil:
-					return fmt.Errorf("memory: rename: %q not removed: %v", info.Key, err)
+					return fmt.Errorf("gate: move: %q not removed: %v", info.Key, err)
 				}
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			if err := h.dropSource(ctx, info, to, put.Version); err != nil {
+			if err := g.dropSource(ctx, info, to, put.Version); err != nil {
 				return err
 			}
 		}

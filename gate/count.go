@@ -1,4 +1,4 @@
-package memory
+package gate
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 // # The invariant: never too low, but for a crash in one window
 //
 // Whatever races or fails, the count is not below the number of files the
-// handlers wrote in its scope, but for one file per create that died
+// Trees wrote in its scope, but for one file per create that died
 // between its two writes on the fast path below, or whose storage failed
 // as it withdrew its file, and for the fast path's writes of the count
 // that a crash of the machine undid: those skip the store's syncs
@@ -36,15 +36,16 @@ import (
 // file system had not yet written back. Every other write of the count
 // (reservations near the limit, recounts) is synced, and with it all that
 // came before. Every writer of memory files goes through a
-// Handler (the CLI, transfer, dirsync and history restore call Write and
-// Remove), so none writes past the count; a key written into the store by
-// other means is counted at the next recount. A count too high is safe: before a
+// Tree (memory.Handler's commands, and its Write and Remove, which the
+// CLI, transfer, dirsync and history restore call), so none writes past
+// the count; a key written into the store by other means is counted at
+// the next recount. A count too high is safe: before a
 // create is refused as full, the scope is listed and the count rewritten
 // (a recount), unless nothing changed the count since its last recount. A
 // count too low lets the store grow past the limit by as much. So:
 //
 //   - far from the limit (more than countMargin places left, as the count
-//     last read or written by this handler says: countCache), a create
+//     last read or written by this Tree says: countCache), a create
 //     writes its file (Put IfAbsent) and one more in the count (Put
 //     IfVersion) at once (createNew); a count another writer changed
 //     meanwhile is read again, and one found near the limit makes the
@@ -68,11 +69,11 @@ import (
 //   - a delete does not write the count: it reads it while it deletes
 //     (or, once per version, trusts the one it remembers far from the
 //     limit: "A delete far from the limit" below), and a file delete
-//     leaves the file to this handler's next create counted the fast way,
+//     leaves the file to this Tree's next create counted the fast way,
 //     which takes it off in its own write of the count (a credit:
 //     countCache), as long as the count's token is the one the delete
 //     read or trusted (a recount since may have left the file out
-//     already). Until then, and for good when the handler ends first or
+//     already). Until then, and for good when the Tree ends first or
 //     the delete was a directory's, the count is too high by the files
 //     deleted, and the next create refused as full recounts. A count that
 //     a recount left unchanged (Counted) is marked changed once the delete
@@ -89,7 +90,7 @@ import (
 //
 // # A delete far from the limit
 //
-// A file delete by a handler that remembers the count (countCache) more
+// A file delete by a Tree that remembers the count (countCache) more
 // than countMargin places from the limit, and none of whose deletes
 // deleted a file without reading that same count (countCache.trust; a
 // delete that found no file gives the trust back: untrust), does not
@@ -98,11 +99,11 @@ import (
 // recount since changed the token, and the credit is then dropped), and
 // the one thing a fresh read could add is a Counted mark to clear, which
 // only a recount sets, which only a create refused at the limit makes. So
-// this gives up one case: another handler filled the scope since this
-// handler's last command there and recounted it at the limit. The delete
-// then leaves the count marked Counted and one too high (one per handler
+// this gives up one case: another Tree filled the scope since this
+// Tree's last operation there and recounted it at the limit. The delete
+// then leaves the count marked Counted and one too high (one per Tree
 // that so deleted), and creates are refused as full with as many places
-// free until the next delete, which reads the count (every handler that
+// free until the next delete, which reads the count (every Tree that
 // was refused remembers it at the limit) and marks it; the create after
 // that recounts. Never more files than the limit.
 //
@@ -120,7 +121,7 @@ import (
 // entry older than pendingTTL is dropped: its create gave up (a create
 // never writes its file more than pendingTTL/2 after it reserved) or
 // crashed; the count it added stays, too high, until the next recount.
-// This assumes the clocks of the handlers that share a store agree within
+// This assumes the clocks of the Trees that share a store agree within
 // pendingTTL/2.
 //
 // The fast path puts nothing on the list: a recount runs only at the
@@ -141,9 +142,9 @@ import (
 // # Costs
 //
 // Steady state, far from the limit, a create adds to its file's Put one
-// Put of the count, sent with it (a handler's first create at a scope reads
+// Put of the count, sent with it (a Tree's first create at a scope reads
 // the count first), and a file delete nothing (one Get of the count, sent
-// with its Delete, when the handler does not remember the count far from
+// with its Delete, when the Tree does not remember the count far from
 // the limit, or another of its deletes already deleted a file trusting
 // that version: a file delete right after another). Near the limit a create adds 1 Get and 2 Puts of the count to its
 // checks (3 Gets and 4 Puts under contention, and so on). Nothing grows
@@ -157,7 +158,7 @@ import (
 // no memory path reaches it and no listing or limit counts it.
 const fileCountKey = blob.ReservedName + "/files"
 
-// countAttempts bounds how often one command re-reads and rewrites the
+// countAttempts bounds how often one operation re-reads and rewrites the
 // count when other writers keep changing it in between.
 const countAttempts = 32
 
@@ -170,12 +171,12 @@ const pendingTTL = 10 * time.Minute
 // unreadable, and the next create recounts.
 const countReadLimit = 1 << 20
 
-// errCountBusy is the failure of a count that kept changing under a command.
-var errCountBusy = errors.New("memory: the file count kept changing under this command")
+// errCountBusy is the failure of a count that kept changing under an operation.
+var errCountBusy = errors.New("gate: the file count kept changing under this operation")
 
 // errSlowCreate is the failure of a create whose reservation became too
 // old to write its file under.
-var errSlowCreate = errors.New("memory: the create took too long after it reserved its place in the file count")
+var errSlowCreate = errors.New("gate: the create took too long after it reserved its place in the file count")
 
 // fileCount is the content of the count object.
 type fileCount struct {
@@ -221,20 +222,20 @@ type reservation struct {
 func newID() string { return fmt.Sprintf("%016x", rand.Uint64()) }
 
 // countKey is the key of the count object of key's scope.
-func (h *Handler) countKey(key string) string { return h.countPrefix(key) + fileCountKey }
+func (g *Tree) countKey(key string) string { return g.countPrefix(key) + fileCountKey }
 
 // readCount reads the count object at ckey. A missing object is no error
 // (exists is false); an unreadable one reads as an unknown count.
-func (h *Handler) readCount(ctx context.Context, ckey string) (countRef, error) {
+func (g *Tree) readCount(ctx context.Context, ckey string) (countRef, error) {
 	ref := countRef{key: ckey}
-	data, info, err := h.store.Get(ctx, ckey, countReadLimit)
+	data, info, err := g.store.Get(ctx, ckey, countReadLimit)
 	switch {
 	case errors.Is(err, blob.ErrNotExist):
-		h.counts.forget(ckey)
+		g.counts.forget(ckey)
 		return ref, nil
 	case errors.Is(err, blob.ErrTooLarge):
-		if info, err = h.store.Stat(ctx, ckey); errors.Is(err, blob.ErrNotExist) {
-			h.counts.forget(ckey)
+		if info, err = g.store.Stat(ctx, ckey); errors.Is(err, blob.ErrNotExist) {
+			g.counts.forget(ckey)
 			return ref, nil
 		}
 		if err != nil {
@@ -246,12 +247,12 @@ func (h *Handler) readCount(ctx context.Context, ckey string) (countRef, error) 
 	}
 	ref.exists, ref.version = true, info.Version
 	ref.state = decodeCount(data)
-	h.counts.remember(ref)
+	g.counts.remember(ref)
 	return ref, nil
 }
 
 // decodeCount returns the count that data holds, or an unknown count
-// (Files -1, which the next create recounts) when data is not one a handler
+// (Files -1, which the next create recounts) when data is not one a Tree
 // writes: not JSON of a fileCount, a field of files, token and counted
 // missing or null, files below 0, or an empty token. Another writer of the
 // bucket may plant anything there; `{}` must not read as 0 files.
@@ -272,7 +273,7 @@ func decodeCount(data []byte) fileCount {
 // writeCount writes next over ref, conditional on ref's version (or on
 // absence). It returns the new ref, or an error wrapping
 // blob.ErrPrecondition when another writer changed the object meanwhile.
-func (h *Handler) writeCount(ctx context.Context, ref countRef, next fileCount) (countRef, error) {
+func (g *Tree) writeCount(ctx context.Context, ref countRef, next fileCount) (countRef, error) {
 	data, err := json.Marshal(next)
 	if err != nil {
 		return ref, err
@@ -281,17 +282,17 @@ func (h *Handler) writeCount(ctx context.Context, ref countRef, next fileCount) 
 	if ref.exists {
 		cond = blob.Cond{IfVersion: ref.version}
 	}
-	info, err := h.store.Put(ctx, ref.key, data, cond)
+	info, err := g.store.Put(ctx, ref.key, data, cond)
 	if err != nil {
 		return ref, err
 	}
 	written := countRef{key: ref.key, exists: true, version: info.Version, state: next}
-	h.counts.remember(written)
+	g.counts.remember(written)
 	return written, nil
 }
 
-// countCache remembers the count objects a handler last read or wrote, so
-// that its next command at the same scope writes the count conditionally on
+// countCache remembers the count objects a Tree last read or wrote, so
+// that its next operation at the same scope writes the count conditionally on
 // the version it knows instead of reading it first. A remembered count is
 // only ever a guess: every write made on it is conditional on its version,
 // and one that another writer changed since fails and is read afresh. It is
@@ -305,7 +306,7 @@ type countCache struct {
 	trusted map[string]string
 }
 
-// credit is the number of files this handler deleted from a count's scope
+// credit is the number of files this Tree deleted from a count's scope
 // without lowering the count, while the count had the token token: the
 // next create that counts the fast way takes them off with its own write,
 // when the count still has that token (no recount since, which would have
@@ -385,7 +386,7 @@ func (c *countCache) forget(ckey string) {
 
 // trust reports whether a file delete may trust the remembered count ref
 // without reading it, and if so notes that one did: once per version
-// remembered, so that a handler's deletes leave a count another handler
+// remembered, so that a Tree's deletes leave a count another Tree
 // recounted since at most one too high ("A delete far from the limit").
 func (c *countCache) trust(ref countRef) bool {
 	c.mu.Lock()
@@ -412,12 +413,12 @@ func (c *countCache) untrust(ref countRef) {
 }
 
 // known returns the count object ckey as last read or written by this
-// handler, or reads it when there is none (then read is true).
-func (h *Handler) known(ctx context.Context, ckey string) (ref countRef, read bool, err error) {
-	if ref, ok := h.counts.lookup(ckey); ok {
+// Tree, or reads it when there is none (then read is true).
+func (g *Tree) known(ctx context.Context, ckey string) (ref countRef, read bool, err error) {
+	if ref, ok := g.counts.lookup(ckey); ok {
 		return ref, false, nil
 	}
-	ref, err = h.readCount(ctx, ckey)
+	ref, err = g.readCount(ctx, ckey)
 	return ref, true, err
 }
 
@@ -440,20 +441,20 @@ func fresh(p []pending, now time.Time) ([]pending, bool) {
 // reserve adds the file key to its scope's count, unless the scope holds
 // MaxFiles files already; then it returns full >= 0, the number of files,
 // for the "full" text, and reserves nothing. When read is not nil, it is
-// the count as this command just read it, which the first attempt uses.
-func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *countRef) (r reservation, full int, err error) {
-	prefix := h.countPrefix(key)
+// the count as this operation just read it, which the first attempt uses.
+func (g *Tree) reserve(ctx context.Context, key string, maxFiles int, read *countRef) (r reservation, full int, err error) {
+	prefix := g.countPrefix(key)
 	ckey := prefix + fileCountKey
-	// This handler's deletes not yet taken off the count (a credit) are
+	// This Tree's deletes not yet taken off the count (a credit) are
 	// taken off by the reservation's write; a recount leaves them out.
-	cr := h.counts.takeCredit(ckey)
+	cr := g.counts.takeCredit(ckey)
 	used := 0 // of cr, by the last attempt; -1: a recount made cr void
 	defer func() {
 		switch {
 		case err == nil && used >= 0, errors.Is(err, errCountBusy), errors.Is(err, context.Canceled),
 			errors.Is(err, context.DeadlineExceeded):
 			cr.n -= max(used, 0) // every write but the one that used it failed
-			h.counts.giveBack(ckey, cr)
+			g.counts.giveBack(ckey, cr)
 		}
 		// After a recount, or a failure that may have written the count
 		// with cr taken off, cr is dropped (the count is then too high).
@@ -468,7 +469,7 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 		var ref countRef
 		if attempt == 0 && read != nil && read.key == ckey {
 			ref = *read
-		} else if ref, err = h.readCount(ctx, ckey); err != nil {
+		} else if ref, err = g.readCount(ctx, ckey); err != nil {
 			return r, -1, err
 		}
 		now := time.Now()
@@ -479,14 +480,14 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 			st.Files -= used
 		}
 		kept, expired := fresh(st.Pending, now)
-		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired || h.expiresAt(key)) {
+		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired || g.expiresAt(key)) {
 			used = -1
-			n, next, err := h.recount(ctx, ref, prefix, now)
+			n, next, err := g.recount(ctx, ref, prefix, now)
 			if err != nil {
 				return r, -1, err
 			}
 			if n >= maxFiles {
-				_, err = h.writeCount(ctx, ref, next) // so that the next refusal needs no listing
+				_, err = g.writeCount(ctx, ref, next) // so that the next refusal needs no listing
 				if errors.Is(err, blob.ErrPrecondition) {
 					continue
 				}
@@ -497,7 +498,7 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 			}
 			next.Files, next.Counted = n+1, false
 			next.Pending = append(next.Pending, entry)
-			ref, err = h.writeCount(ctx, ref, next)
+			ref, err = g.writeCount(ctx, ref, next)
 			if errors.Is(err, blob.ErrPrecondition) {
 				continue
 			}
@@ -511,7 +512,7 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 			return r, st.Files, nil
 		}
 		next := fileCount{Files: st.Files + 1, Token: st.Token, Pending: append(kept, entry)}
-		ref, err = h.writeCount(ctx, ref, next)
+		ref, err = g.writeCount(ctx, ref, next)
 		if errors.Is(err, blob.ErrPrecondition) {
 			continue
 		}
@@ -527,18 +528,18 @@ func (h *Handler) reserve(ctx context.Context, key string, maxFiles int, read *c
 // files plus the reservations of ref still pending whose keys the listing
 // lacks, and the count to write over ref for it (a new token, Counted, the
 // reservations kept).
-func (h *Handler) recount(ctx context.Context, ref countRef, prefix string, now time.Time) (int, fileCount, error) {
+func (g *Tree) recount(ctx context.Context, ref countRef, prefix string, now time.Time) (int, fileCount, error) {
 	kept, _ := fresh(ref.state.Pending, now)
 	inFlight := make(map[string]bool, len(kept))
 	for _, e := range kept {
 		inFlight[e.Key] = true
 	}
 	n := 0
-	for info, err := range h.store.List(ctx, prefix) {
+	for info, err := range g.store.List(ctx, prefix) {
 		if err != nil {
 			return 0, fileCount{}, err
 		}
-		if isBookkeeping(info.Key) {
+		if blob.IsReserved(info.Key) {
 			continue
 		}
 		n++
@@ -555,7 +556,7 @@ func (h *Handler) recount(ctx context.Context, ref countRef, prefix string, now 
 // the file, since the count already includes it and a recount drops an
 // entry whose file it lists; after a storage failure it withdraws the
 // file, which leaves the count too high.
-func (h *Handler) confirm(ctx context.Context, r reservation) error {
+func (g *Tree) confirm(ctx context.Context, r reservation) error {
 	ref := r.ref
 	for attempt := range countAttempts {
 		if attempt > 0 {
@@ -563,8 +564,8 @@ func (h *Handler) confirm(ctx context.Context, r reservation) error {
 				return err
 			}
 			var err error
-			if ref, err = h.readCount(ctx, r.key); err != nil {
-				return fmt.Errorf("memory: reading the file count again: %w", err)
+			if ref, err = g.readCount(ctx, r.key); err != nil {
+				return fmt.Errorf("gate: reading the file count again: %w", err)
 			}
 		}
 		i := slices.IndexFunc(ref.state.Pending, func(e pending) bool { return e.ID == r.id })
@@ -573,7 +574,7 @@ func (h *Handler) confirm(ctx context.Context, r reservation) error {
 		}
 		next := ref.state
 		next.Pending = slices.Delete(slices.Clone(next.Pending), i, i+1)
-		_, err := h.writeCount(ctx, ref, next)
+		_, err := g.writeCount(ctx, ref, next)
 		if !errors.Is(err, blob.ErrPrecondition) {
 			return err
 		}
@@ -585,7 +586,7 @@ func (h *Handler) confirm(ctx context.Context, r reservation) error {
 // because another writer holds the name: count-1 and the entry off the
 // list, as long as the entry is still pending (a recount that listed the
 // other writer's file dropped it, and its count is right).
-func (h *Handler) release(ctx context.Context, r reservation) {
+func (g *Tree) release(ctx context.Context, r reservation) {
 	ref := r.ref
 	for attempt := range countAttempts {
 		if attempt > 0 {
@@ -593,8 +594,8 @@ func (h *Handler) release(ctx context.Context, r reservation) {
 				return
 			}
 			var err error
-			if ref, err = h.readCount(ctx, r.key); err != nil {
-				h.countFailed(ctx, err)
+			if ref, err = g.readCount(ctx, r.key); err != nil {
+				g.countFailed(ctx, err)
 				return
 			}
 		}
@@ -606,23 +607,23 @@ func (h *Handler) release(ctx context.Context, r reservation) {
 		next.Files--
 		next.Counted = false
 		next.Pending = slices.Delete(slices.Clone(next.Pending), i, i+1)
-		_, err := h.writeCount(ctx, ref, next)
+		_, err := g.writeCount(ctx, ref, next)
 		if !errors.Is(err, blob.ErrPrecondition) {
 			if err != nil {
-				h.countFailed(ctx, err)
+				g.countFailed(ctx, err)
 			}
 			return
 		}
 	}
-	h.countFailed(ctx, errCountBusy)
+	g.countFailed(ctx, errCountBusy)
 }
 
 // subtract takes one file off the count ref, read before the file was
 // deleted, as long as no recount wrote it since (its token is ref's), and
 // marks the count changed in any case. Failures leave the count too high,
 // which is safe; they are logged.
-func (h *Handler) subtract(ctx context.Context, ref countRef) {
-	_ = h.update(ctx, ref, func(st *fileCount, sameToken bool) bool {
+func (g *Tree) subtract(ctx context.Context, ref countRef) {
+	_ = g.update(ctx, ref, func(st *fileCount, sameToken bool) bool {
 		changed := st.Counted
 		st.Counted = false
 		if sameToken && st.Files >= 1 {
@@ -639,17 +640,17 @@ func (h *Handler) subtract(ctx context.Context, ref countRef) {
 // while its copy stays, counted nowhere. When the source is gone because
 // this move's own earlier delete landed unanswered, the count ends one too
 // high, which is safe. Failures are logged.
-func (h *Handler) sourceGone(ctx context.Context, key string) {
-	if h.maxFilesAt(key) < 0 {
+func (g *Tree) sourceGone(ctx context.Context, key string) {
+	if g.maxFilesAt(key) < 0 {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	ref, _, err := h.known(ctx, h.countKey(key))
+	ref, _, err := g.known(ctx, g.countKey(key))
 	if err != nil {
-		h.countFailed(ctx, err)
+		g.countFailed(ctx, err)
 		return
 	}
-	_ = h.update(ctx, ref, func(st *fileCount, _ bool) bool {
+	_ = g.update(ctx, ref, func(st *fileCount, _ bool) bool {
 		st.Files++
 		st.Counted = false
 		return true
@@ -660,8 +661,8 @@ func (h *Handler) sourceGone(ctx context.Context, key string) {
 // the next create refused as full recounts even when the process stops
 // before the count is lowered: the count is then too high by what the
 // delete removed. It returns the count as it left it.
-func (h *Handler) markChanged(ctx context.Context, ref countRef) countRef {
-	return h.update(ctx, ref, func(st *fileCount, _ bool) bool {
+func (g *Tree) markChanged(ctx context.Context, ref countRef) countRef {
+	return g.update(ctx, ref, func(st *fileCount, _ bool) bool {
 		if !st.Counted {
 			return false
 		}
@@ -674,7 +675,7 @@ func (h *Handler) markChanged(ctx context.Context, ref countRef) countRef {
 // conflict; change is told whether the count's token is still ref's (no
 // recount wrote it since), and returns false when there is nothing to
 // write. It returns the count as last read or written.
-func (h *Handler) update(ctx context.Context, ref countRef, change func(st *fileCount, sameToken bool) bool) countRef {
+func (g *Tree) update(ctx context.Context, ref countRef, change func(st *fileCount, sameToken bool) bool) countRef {
 	token := ref.state.Token
 	for attempt := range countAttempts {
 		if attempt > 0 {
@@ -682,8 +683,8 @@ func (h *Handler) update(ctx context.Context, ref countRef, change func(st *file
 				return ref
 			}
 			var err error
-			if ref, err = h.readCount(ctx, ref.key); err != nil {
-				h.countFailed(ctx, err)
+			if ref, err = g.readCount(ctx, ref.key); err != nil {
+				g.countFailed(ctx, err)
 				return ref
 			}
 		}
@@ -694,41 +695,41 @@ func (h *Handler) update(ctx context.Context, ref countRef, change func(st *file
 		if !change(&next, next.Token == token) {
 			return ref
 		}
-		written, err := h.writeCount(ctx, ref, next)
+		written, err := g.writeCount(ctx, ref, next)
 		if err == nil {
 			return written
 		}
 		if !errors.Is(err, blob.ErrPrecondition) {
-			h.countFailed(ctx, err)
+			g.countFailed(ctx, err)
 			return ref
 		}
 	}
-	h.countFailed(ctx, errCountBusy)
+	g.countFailed(ctx, errCountBusy)
 	return ref
 }
 
 // forget deletes the count object ckey, so that the next create recounts.
 // A failure is logged: the count may then be too low until it is forgotten.
-func (h *Handler) forget(ctx context.Context, ckey string) {
-	h.counts.forget(ckey)
-	err := h.store.Delete(context.WithoutCancel(ctx), ckey, blob.Cond{})
+func (g *Tree) forget(ctx context.Context, ckey string) {
+	g.counts.forget(ckey)
+	err := g.store.Delete(context.WithoutCancel(ctx), ckey, blob.Cond{})
 	if err != nil && !errors.Is(err, blob.ErrNotExist) {
-		h.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count could not be reset; it may stay too low",
+		g.log.LogAttrs(ctx, slog.LevelWarn, "gate: the file count could not be reset; it may stay too low",
 			slog.Any("error", err))
 	}
 }
 
-// countFailed logs a failure to keep the count after the command's own
+// countFailed logs a failure to keep the count after the operation's own
 // write landed: the count is then too high, which is safe.
-func (h *Handler) countFailed(ctx context.Context, err error) {
-	h.log.LogAttrs(ctx, slog.LevelWarn, "memory: the file count was not updated; it stays too high until it is recounted",
+func (g *Tree) countFailed(ctx context.Context, err error) {
+	g.log.LogAttrs(ctx, slog.LevelWarn, "gate: the file count was not updated; it stays too high until it is recounted",
 		slog.Any("error", err))
 }
 
 // countWait waits before attempt n+1 at the count, or until ctx is done,
 // and then returns ctx's error: a random time between half and all of
 // 1ms·2ⁿ, capped at 50ms. A write of the count is one small object, so
-// racing writers retry sooner than a whole command does.
+// racing writers retry sooner than a whole operation does.
 func countWait(ctx context.Context, n int) error {
 	d := min(time.Millisecond<<min(n, 10), 50*time.Millisecond)
 	t := time.NewTimer(d/2 + rand.N(d/2+1))

@@ -1,0 +1,225 @@
+package gate
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cloudmem/cloudmem/blob"
+)
+
+// deleteKey deletes the file key if cond holds, or, when there is no such
+// file and dirs is set, the directory key with every memory file beneath
+// it, and keeps the file count.
+func (g *Tree) deleteKey(ctx context.Context, key string, cond blob.Cond, dirs bool) error {
+	// A delete does not write the file count (count.go): it reads it, and
+	// leaves the file deleted to the next create's write of the count (a
+	// credit). A count that a recount left unchanged (Counted) is marked
+	// changed before the delete, so that a create refused as full
+	// recounts even when the delete stops halfway. The count is read
+	// first on a Tree's first delete at the scope, or when it
+	// remembers the count as Counted. When it remembers the count far
+	// from the limit (countsFast) and no delete of a file trusted that
+	// version of it yet (countCache.trust), a file's delete does not read
+	// it: the remembered token is the credit's, and the Counted mark the
+	// read would look for is set only by a recount, which only a create at
+	// the limit makes (count.go, "A delete far from the limit"). Otherwise the
+	// count is read at the same time as the Delete, and marked after it if
+	// another writer recounted meanwhile.
+	var (
+		count    countRef
+		countErr error
+		err      error
+	)
+	maxFiles := g.maxFilesAt(key)
+	counted := maxFiles >= 0
+	ckey := g.countKey(key)
+	readFirst, trusted := false, false
+	if counted {
+		remembered, ok := g.counts.lookup(ckey)
+		readFirst = !ok || remembered.state.Counted
+		trusted = !readFirst && countsFast(remembered, maxFiles) && g.counts.trust(remembered)
+		if trusted {
+			count = remembered
+		}
+	}
+	switch {
+	case trusted:
+		err = g.store.Delete(ctx, key, cond)
+	case readFirst:
+		if count, err = g.readCount(ctx, ckey); err != nil {
+			return err
+		}
+		if count.state.Counted {
+			count = g.markChanged(ctx, count)
+		}
+		err = g.store.Delete(ctx, key, cond)
+	default:
+		concurrently(
+			func() { err = g.store.Delete(ctx, key, cond) },
+			func() {
+				if counted {
+					count, countErr = g.readCount(ctx, ckey)
+				}
+			},
+		)
+	}
+	if counted && err == nil && countErr == nil && count.exists && !blob.TraitsOf(g.store).DeletesMayRepeat {
+		g.counts.addCredit(ckey, count.state.Token) // the next create takes the file off
+	}
+	if trusted && errors.Is(err, blob.ErrNotExist) {
+		g.counts.untrust(count) // no file deleted: the next file delete may trust it
+	}
+	triedDir := false
+	if errors.Is(err, blob.ErrNotExist) && dirs {
+		err = g.deleteDir(ctx, key) // a directory, or nothing
+		triedDir = true
+	}
+	if counted && !readFirst && !errors.Is(err, blob.ErrNotExist) {
+		if countErr != nil || trusted && triedDir { // the count's state is not known: read it
+			count, countErr = g.readCount(context.WithoutCancel(ctx), ckey)
+		}
+		switch {
+		case countErr != nil:
+			g.countFailed(ctx, countErr)
+		case count.state.Counted: // recounted by another writer meanwhile
+			g.markChanged(context.WithoutCancel(ctx), count)
+		}
+	}
+	if errors.Is(err, blob.ErrNotExist) && !dirs {
+		isDir, derr := g.isDir(ctx, key)
+		switch {
+		case derr != nil:
+			err = derr
+		case isDir:
+			return refuse(ErrNotFile, key)
+		}
+	}
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+		return refuse(ErrNotFound, key)
+	case errors.Is(err, blob.ErrPrecondition):
+		return &Error{Kind: ErrConflict, Key: key, Err: err}
+	}
+	return err
+}
+
+// rename moves a file or a directory through blob.Rename, which is atomic on
+// stores with blob.Tree and otherwise copies before it deletes, so that
+// every file is always at its old path, its new path or both.
+//
+// docs/spec.md orders the checks: root, old path missing, destination exists,
+// into itself, an ancestor of the destination is a file. When the new path's
+// parent is the old path's parent or one of its ancestors (and the new path
+// is not inside the old one), the old path's existence proves that parent is
+// a directory, and blob.Rename itself reports the two remaining failures in
+// that order. Elsewhere, on a store that keeps a name from being both a file
+// and a directory (blob.Traits.ExclusiveNames), the move itself refuses
+// every failure the checks look for and changes nothing, so the checks are
+// made only after a refusal, to word it. Otherwise, and whenever a write
+// policy may scan the move (a check that comes after rename's own:
+// screenMove), they are made first, with Stat and List.
+func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
+	apart := newKey != "" && newKey != oldKey && !within(newKey, oldKey)
+	known := apart && (parent(newKey) == "" || within(oldKey, parent(newKey)))
+	checkAfter := apart && !known && !g.policies.active && blob.TraitsOf(g.store).ExclusiveNames
+	if g.policies.active || !known && !checkAfter { // a policy's scan comes after these checks
+		if err := g.checkRename(ctx, oldKey, newKey); err != nil {
+			return err
+		}
+	}
+	if err := g.screenMove(ctx, oldKey, newKey); err != nil {
+		return err
+	}
+	err := g.move(ctx, oldKey, newKey)
+	if checkAfter && (errors.Is(err, blob.ErrNotExist) || errors.Is(err, blob.ErrPrecondition)) {
+		// Refused, and nothing moved: the checks say which failure comes
+		// first in SPEC's order (should they all pass now, a rival changed
+		// the tree meanwhile, and err is worded below).
+		if err := g.checkRename(ctx, oldKey, newKey); err != nil {
+			return err
+		}
+	}
+	// A move across two counted scopes (two mounts) that may have copied
+	// files adds them to the new scope behind its count, which is
+	// forgotten so that its next create recounts (count.go); the old
+	// scope's count is left too high, and marked changed.
+	if g.countPrefix(oldKey) != g.countPrefix(newKey) &&
+		!errors.Is(err, blob.ErrNotExist) && !errors.Is(err, blob.ErrPrecondition) {
+		if g.maxFilesAt(newKey) >= 0 {
+			g.forget(ctx, g.countKey(newKey))
+		}
+		if g.maxFilesAt(oldKey) >= 0 {
+			if from, err := g.readCount(ctx, g.countKey(oldKey)); err == nil {
+				_ = g.markChanged(ctx, from)
+			}
+		}
+	}
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+		return refuse(ErrNotFound, oldKey)
+	case errors.Is(err, blob.ErrPrecondition):
+		return refuse(ErrExists, newKey)
+	case errors.Is(err, blob.ErrTooLarge):
+		return tooLargeToRead(oldKey, err)
+	}
+	return err
+}
+
+// checkRename makes rename's checks in docs/spec.md's order with explicit probes.
+// It returns the first that fails.
+func (g *Tree) checkRename(ctx context.Context, oldKey, newKey string) error {
+	oldFile, oldDir, err := g.exists(ctx, oldKey)
+	switch {
+	case err != nil:
+		return err
+	case !oldFile && !oldDir:
+		return refuse(ErrNotFound, oldKey)
+	}
+	newFile, newDir, err := g.exists(ctx, newKey)
+	// A directory moved onto a directory is left to move: it completes a
+	// move that was interrupted, and otherwise refuses as here.
+	resume := oldDir && !oldFile && newDir && !newFile && newKey != "" && newKey != oldKey && !within(newKey, oldKey)
+	switch {
+	case err != nil:
+		return err
+	case (newFile || newDir) && !resume:
+		return refuse(ErrExists, newKey)
+	case within(newKey, oldKey):
+		return refuse(ErrIntoItself, newKey)
+	}
+	// The old path's ancestors are directories since it exists; any other
+	// ancestor of the new path must not be a file. One with keys beneath it
+	// is a directory, and Stat finds it missing, which is fine.
+	for i := range len(newKey) {
+		if newKey[i] != '/' || within(oldKey, newKey[:i]) {
+			continue
+		}
+		dir := newKey[:i]
+		_, err := g.store.Stat(ctx, dir)
+		switch {
+		case err == nil:
+			return refuse(ErrNotDir, dir)
+		case !errors.Is(err, blob.ErrNotExist):
+			return err
+		}
+	}
+	return nil
+}
+
+// exists reports whether key is a file or a directory (the root is one):
+// one Stat, and when there is no such file, one List of its first key
+// beneath.
+func (g *Tree) exists(ctx context.Context, key string) (file, dir bool, err error) {
+	if key == "" {
+		return false, true, nil
+	}
+	_, err = g.store.Stat(ctx, key)
+	switch {
+	case err == nil:
+		return true, false, nil
+	case !errors.Is(err, blob.ErrNotExist):
+		return false, false, err
+	}
+	dir, err = g.isDir(ctx, key)
+	return false, dir, err
+}

@@ -117,7 +117,10 @@ func (g *Tree) deleteKey(ctx context.Context, key string, cond blob.Cond, dirs b
 // every failure the checks look for and changes nothing, so the checks are
 // made only after a refusal, to word it. Otherwise, and whenever a write
 // policy may scan the move (a check that comes after rename's own:
-// screenMove), they are made first, with Stat and List.
+// screenMove), they are made first, with Stat and List. Once the move has
+// written, it looks for a create that raced it (settleMove); on a clash it
+// is undone, and the checks, made again, word the refusal, or, when they
+// pass (the create withdrew too), the move is made again (Options.Retries).
 func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 	apart := newKey != "" && newKey != oldKey && !within(newKey, oldKey)
 	known := apart && (parent(newKey) == "" || within(oldKey, parent(newKey)))
@@ -130,7 +133,22 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 	if err := g.screenMove(ctx, oldKey, newKey); err != nil {
 		return err
 	}
-	err := g.move(ctx, oldKey, newKey)
+	var err error
+	if lost := g.retry(ctx, newKey, func() bool {
+		err = g.move(ctx, oldKey, newKey)
+		if !errors.Is(err, errMoveRaced) {
+			return false
+		}
+		// Nothing moved. The checks say what the create that raced the
+		// move left; when they pass, it withdrew too: move again.
+		err = g.checkRename(ctx, oldKey, newKey)
+		return err == nil
+	}); lost != nil {
+		return lost
+	}
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err // refused by the checks after a race: nothing moved
+	}
 	if checkAfter && (errors.Is(err, blob.ErrNotExist) || errors.Is(err, blob.ErrPrecondition)) {
 		// Refused, and nothing moved: the checks say which failure comes
 		// first in SPEC's order (should they all pass now, a rival changed

@@ -119,7 +119,9 @@ import (
 // lacks; one whose key it shows has landed and leaves the list. A pending
 // entry older than pendingTTL is dropped: its create gave up (a create
 // never writes its file more than pendingTTL/2 after it reserved) or
-// crashed; the count it added stays, too high, until the next recount.
+// crashed; the count it added stays, too high, until the next recount. So
+// is one dated more than pendingTTL ahead, which no handler whose clock
+// agrees wrote (see fresh).
 // This assumes the clocks of the handlers that share a store agree within
 // pendingTTL/2.
 //
@@ -412,10 +414,17 @@ func (c *countCache) lookup(ckey string) (countRef, bool) {
 	return ref, ok
 }
 
-// fresh returns p without the entries older than pendingTTL, and whether
-// it dropped any.
+// fresh returns p without the entries older than pendingTTL, or dated
+// more than pendingTTL ahead of now, and whether it dropped any. An entry
+// from the future was written by a handler whose clock runs far ahead, or
+// by someone else than a handler (the store is another party's to write):
+// kept, it would hold its place in the count for as long, and one dated a
+// century ahead would keep a store full for ever, with no file to delete.
 func fresh(p []pending, now time.Time) ([]pending, bool) {
-	kept := slices.DeleteFunc(slices.Clone(p), func(e pending) bool { return now.Sub(time.Unix(0, e.At)) > pendingTTL })
+	kept := slices.DeleteFunc(slices.Clone(p), func(e pending) bool {
+		age := now.Sub(time.Unix(0, e.At))
+		return age > pendingTTL || age < -pendingTTL
+	})
 	return kept, len(kept) < len(p)
 }
 

@@ -462,8 +462,8 @@ func TestCountFollowsCommands(t *testing.T) {
 }
 
 // On a mount table each writable mount keeps its own count, under the
-// mount; a rename across mounts makes the destination's count be taken
-// again.
+// mount; a rename across mounts counts its files in the destination's
+// count, and is refused as full when they do not fit.
 func TestCountMounts(t *testing.T) {
 	team, me := mem.New(nil), mem.New(nil)
 	table, err := mount.New([]mount.Mount{{Name: "team", Store: team}, {Name: "me", Store: me}})
@@ -479,6 +479,7 @@ func TestCountMounts(t *testing.T) {
 		{`{"command":"rename","old_path":"/memories/me/a.md","new_path":"/memories/team/a.md"}`, "Successfully renamed /memories/me/a.md to /memories/team/a.md"},
 		{string(createInput("/memories/team/d.md", "d")), fullText(2, 2)},
 		{string(createInput("/memories/me/d.md", "d")), "File created successfully at: /memories/me/d.md"},
+		{`{"command":"rename","old_path":"/memories/me/d.md","new_path":"/memories/team/d.md"}`, fullText(2, 2)},
 	} {
 		if got := h.Execute(t.Context(), []byte(step.input)); got.Text != step.want {
 			t.Errorf("%s: got %q, want %q", step.input, got.Text, step.want)

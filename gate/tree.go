@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -124,14 +125,24 @@ func (g *Tree) deleteKey(ctx context.Context, key string, cond blob.Cond, dirs b
 func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 	apart := newKey != "" && newKey != oldKey && !within(newKey, oldKey)
 	known := apart && (parent(newKey) == "" || within(oldKey, parent(newKey)))
-	checkAfter := apart && !known && !g.policies.active && blob.TraitsOf(g.store).ExclusiveNames
-	if g.policies.active || !known && !checkAfter { // a policy's scan comes after these checks
+	// A move into another counted scope (another mount) brings files into
+	// it, which are reserved there first, after the checks.
+	into := g.countPrefix(oldKey) != g.countPrefix(newKey) && g.maxFilesAt(newKey) >= 0
+	checkAfter := apart && !known && !into && !g.policies.active && blob.TraitsOf(g.store).ExclusiveNames
+	if g.policies.active || into || !known && !checkAfter { // a policy's scan comes after these checks
 		if err := g.checkRename(ctx, oldKey, newKey); err != nil {
 			return err
 		}
 	}
 	if err := g.screenMove(ctx, oldKey, newKey); err != nil {
 		return err
+	}
+	var r reservation
+	if into {
+		var err error
+		if r, err = g.reserveMove(ctx, oldKey, newKey); err != nil {
+			return err
+		}
 	}
 	var err error
 	if lost := g.retry(ctx, newKey, func() bool {
@@ -144,7 +155,10 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 		err = g.checkRename(ctx, oldKey, newKey)
 		return err == nil
 	}); lost != nil {
-		return lost
+		err = lost
+	}
+	if r.key != "" {
+		g.settleReservation(ctx, r, err)
 	}
 	if _, ok := errors.AsType[*Error](err); ok {
 		return err // refused by the checks after a race: nothing moved
@@ -158,14 +172,10 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 		}
 	}
 	// A move across two counted scopes (two mounts) that may have copied
-	// files adds them to the new scope behind its count, which is
-	// forgotten so that its next create recounts (count.go); the old
-	// scope's count is left too high, and marked changed.
+	// files took them out of the old scope: its count is left too high,
+	// and marked changed. The new scope's count holds them (reserveMove).
 	if g.countPrefix(oldKey) != g.countPrefix(newKey) &&
 		!errors.Is(err, blob.ErrNotExist) && !errors.Is(err, blob.ErrPrecondition) {
-		if g.maxFilesAt(newKey) >= 0 {
-			g.forget(ctx, g.countKey(newKey))
-		}
 		if g.maxFilesAt(oldKey) >= 0 {
 			if from, err := g.readCount(ctx, g.countKey(oldKey)); err == nil {
 				_ = g.markChanged(ctx, from)
@@ -181,6 +191,75 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 		return tooLargeToRead(oldKey, err)
 	}
 	return err
+}
+
+// reserveMove reserves, in the file count of newKey's scope (another
+// mount), the files that a move of oldKey to newKey brings there: their new
+// keys, but for copies that an interrupted move of the same source left
+// there, which that scope's listing counts already. A move that would take
+// the scope over its file limit is refused (ErrFull: Size the files the
+// scope holds) before anything moves. The reservation must be settled once
+// the move is done (settleReservation). Like a create's, it assumes that
+// the move writes its files within pendingTTL/2 of reserving them; a
+// recount after that may leave out the files still to come.
+func (g *Tree) reserveMove(ctx context.Context, oldKey, newKey string) (reservation, error) {
+	var keys []string
+	_, err := g.store.Stat(ctx, oldKey)
+	switch {
+	case err == nil:
+		keys = []string{newKey}
+	case !errors.Is(err, blob.ErrNotExist):
+		return reservation{}, err
+	default:
+		there := map[string]bool{}
+		for info, err := range g.List(ctx, newKey+"/") {
+			if err != nil {
+				return reservation{}, err
+			}
+			there[info.Key] = true
+		}
+		for info, err := range g.List(ctx, oldKey+"/") {
+			if err != nil {
+				return reservation{}, err
+			}
+			if k := newKey + info.Key[len(oldKey):]; !there[k] {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return reservation{}, nil
+	}
+	maxFiles := g.maxFilesAt(newKey)
+	r, full, err := g.reserve(ctx, keys, maxFiles, nil)
+	switch {
+	case errors.Is(err, errCountBusy):
+		return reservation{}, &Error{Kind: ErrConflict, Key: newKey, Err: err}
+	case err != nil:
+		return reservation{}, err
+	case full >= 0:
+		return reservation{}, &Error{Kind: ErrFull, Key: newKey, Size: int64(full), Limit: int64(maxFiles)}
+	}
+	return r, nil
+}
+
+// settleReservation settles the reservation r of a move that ended with
+// err: a move done takes its entries off the pending list (the count
+// keeps its files); a move that moved nothing (refused, or its source or
+// destination changed before it wrote) gives them back; after any other
+// failure, which may have moved some files, the reservation stays: the
+// count is then too high, which is safe, and a recount drops the entries.
+func (g *Tree) settleReservation(ctx context.Context, r reservation, err error) {
+	_, refused := errors.AsType[*Error](err)
+	switch {
+	case err == nil:
+		if err := g.confirm(context.WithoutCancel(ctx), r); err != nil {
+			g.log.LogAttrs(ctx, slog.LevelWarn, "memory: a move's reservation stays on the file count's pending list",
+				slog.Any("error", err))
+		}
+	case refused, errors.Is(err, blob.ErrNotExist), errors.Is(err, blob.ErrPrecondition), errors.Is(err, blob.ErrTooLarge):
+		g.release(context.WithoutCancel(ctx), r)
+	}
 }
 
 // checkRename makes rename's checks in docs/spec.md's order with explicit probes.

@@ -154,14 +154,22 @@ func (g *Tree) Mounts() []blob.MountPoint { return blob.Mounts(g.store) }
 
 // Get returns the content of the file key, read bounded by ReadLimit(key):
 // a larger object fails with blob.ErrTooLarge (a *blob.TooLargeError), a
-// missing one with blob.ErrNotExist. A directory is not a file: IsDir
-// tells.
+// missing one with blob.ErrNotExist, a key no memory path maps to (a
+// reserved one: bookkeeping) with ErrInvalidKey. A directory is not a
+// file: IsDir tells.
 func (g *Tree) Get(ctx context.Context, key string) ([]byte, blob.Info, error) {
+	if err := g.checkKey(key); err != nil {
+		return nil, blob.Info{}, err
+	}
 	return g.store.Get(ctx, key, g.ReadLimit(key))
 }
 
-// Stat returns the file key's metadata, or blob.ErrNotExist.
+// Stat returns the file key's metadata, or blob.ErrNotExist, or
+// ErrInvalidKey as Get does.
 func (g *Tree) Stat(ctx context.Context, key string) (blob.Info, error) {
+	if err := g.checkKey(key); err != nil {
+		return blob.Info{}, err
+	}
 	return g.store.Stat(ctx, key)
 }
 

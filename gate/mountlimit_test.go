@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -48,5 +49,50 @@ func TestMoveAcrossMountsKeepsTheFileLimit(t *testing.T) {
 	want := []string{"a/e/1", "a/e/2", "a/e/3", "a/x", "b/1", "b/d/y", "b/d/z"}
 	if got := keys(t, g); !slices.Equal(got, want) {
 		t.Errorf("the files are %v, want %v", got, want)
+	}
+}
+
+// On a mount table every write of a key outside every mount, or at a mount
+// point, is refused by the gate itself, before any storage call, whoever
+// calls it: no new top-level name comes into being, and no mount point is
+// removed or moved.
+func TestMountRulesOfTheGate(t *testing.T) {
+	ctx := t.Context()
+	counter := blob.NewCounter(mem.New(nil))
+	table, err := mount.New([]mount.Mount{{Name: "a", Store: counter}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gate.New(table, gate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(b []byte) ([]byte, error) { return b, nil }
+	for _, c := range []struct {
+		name string
+		err  func() error
+		want error
+	}{
+		{"create outside", func() error { _, err := g.Create(ctx, "x/f", []byte("x"), false); return err }, gate.ErrNotMounted},
+		{"create at the top", func() error { _, err := g.Create(ctx, "f", []byte("x"), false); return err }, gate.ErrNotMounted},
+		{"replace outside", func() error { _, err := g.Replace(ctx, "x/f", []byte("x"), "1"); return err }, gate.ErrNotMounted},
+		{"edit outside", func() error { _, err := g.Edit(ctx, "x/f", same); return err }, gate.ErrNotMounted},
+		{"remove outside", func() error { return g.Remove(ctx, "x", blob.Cond{}, true) }, gate.ErrNotMounted},
+		{"move out", func() error { return g.Move(ctx, "a/f", "x/f") }, gate.ErrNotMounted},
+		{"move in", func() error { return g.Move(ctx, "x/f", "a/f") }, gate.ErrNotMounted},
+		{"create a mount point", func() error { _, err := g.Create(ctx, "a", []byte("x"), false); return err }, gate.ErrExists},
+		{"edit a mount point", func() error { _, err := g.Edit(ctx, "a", same); return err }, gate.ErrNotFile},
+		{"remove a mount point", func() error { return g.Remove(ctx, "a", blob.Cond{}, true) }, gate.ErrMountPoint},
+		{"move a mount point", func() error { return g.Move(ctx, "a", "a/b") }, gate.ErrMountPoint},
+		{"move onto a mount point", func() error { return g.Move(ctx, "a/f", "a") }, gate.ErrExists},
+	} {
+		before := counter.Counts()
+		if err := c.err(); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if after := counter.Counts(); after != before {
+			t.Errorf("%s: storage calls %+v, want none", c.name, blob.Counts{Get: after.Get - before.Get, Stat: after.Stat - before.Stat,
+				Put: after.Put - before.Put, Delete: after.Delete - before.Delete, List: after.List - before.List})
+		}
 	}
 }

@@ -96,3 +96,42 @@ func TestMountRulesOfTheGate(t *testing.T) {
 		}
 	}
 }
+
+// A move into another mount brings its files under that mount's size limit
+// as well: a file over it refuses the whole move (ErrTooLarge about the
+// file's new key), and nothing moves. Within one mount a move rewrites no
+// file, and no size limit applies.
+func TestMoveAcrossMountsKeepsTheSizeLimit(t *testing.T) {
+	ctx := t.Context()
+	table, err := mount.New([]mount.Mount{
+		{Name: "a", Store: mem.New(nil)},
+		{Name: "b", Store: blob.WithLimits(mem.New(nil), blob.Limits{MaxFileBytes: 10})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gate.New(table, gate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := []byte("twenty bytes, twenty")
+	for key, data := range map[string][]byte{"a/big": big, "a/d/small": []byte("small"), "a/d/big": big} {
+		if _, err := g.Create(ctx, key, data, false); err != nil {
+			t.Fatalf("Create(%q): %v", key, err)
+		}
+	}
+	for _, c := range []struct{ from, to, key string }{{"a/big", "b/big", "b/big"}, {"a/d", "b/d", "b/d/big"}} {
+		err := g.Move(ctx, c.from, c.to)
+		e, ok := errors.AsType[*gate.Error](err)
+		if !ok || e.Kind != gate.ErrTooLarge || e.Key != c.key || e.Size != int64(len(big)) || e.Limit != 10 || e.Read {
+			t.Errorf("Move(%q, %q): %v, want ErrTooLarge about %q, %d bytes over 10", c.from, c.to, err, c.key, len(big))
+		}
+	}
+	if err := g.Move(ctx, "a/big", "a/e/big"); err != nil {
+		t.Errorf("Move(a/big, a/e/big) within mount a: %v", err)
+	}
+	want := []string{"a/d/big", "a/d/small", "a/e/big"}
+	if got := keys(t, g); !slices.Equal(got, want) {
+		t.Errorf("the files are %v, want %v", got, want)
+	}
+}

@@ -125,11 +125,12 @@ func (g *Tree) deleteKey(ctx context.Context, key string, cond blob.Cond, dirs b
 func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 	apart := newKey != "" && newKey != oldKey && !within(newKey, oldKey)
 	known := apart && (parent(newKey) == "" || within(oldKey, parent(newKey)))
-	// A move into another counted scope (another mount) brings files into
-	// it, which are reserved there first, after the checks.
-	into := g.countPrefix(oldKey) != g.countPrefix(newKey) && g.maxFilesAt(newKey) >= 0
-	checkAfter := apart && !known && !into && !g.policies.active && blob.TraitsOf(g.store).ExclusiveNames
-	if g.policies.active || into || !known && !checkAfter { // a policy's scan comes after these checks
+	// A move into another mount brings files under its limits, which are
+	// checked after the checks of rename: their sizes, then their number
+	// (they are reserved in its count first).
+	across := g.countPrefix(oldKey) != g.countPrefix(newKey)
+	checkAfter := apart && !known && !across && !g.policies.active && blob.TraitsOf(g.store).ExclusiveNames
+	if g.policies.active || across || !known && !checkAfter { // a policy's scan comes after these checks
 		if err := g.checkRename(ctx, oldKey, newKey); err != nil {
 			return err
 		}
@@ -138,9 +139,12 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 		return err
 	}
 	var r reservation
-	if into {
-		var err error
-		if r, err = g.reserveMove(ctx, oldKey, newKey); err != nil {
+	if across {
+		keys, err := g.incoming(ctx, oldKey, newKey)
+		if err != nil {
+			return err
+		}
+		if r, err = g.reserveMove(ctx, keys, newKey); err != nil {
 			return err
 		}
 	}
@@ -193,44 +197,63 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 	return err
 }
 
-// reserveMove reserves, in the file count of newKey's scope (another
-// mount), the files that a move of oldKey to newKey brings there: their new
-// keys, but for copies that an interrupted move of the same source left
-// there, which that scope's listing counts already. A move that would take
-// the scope over its file limit is refused (ErrFull: Size the files the
-// scope holds) before anything moves. The reservation must be settled once
-// the move is done (settleReservation). Like a create's, it assumes that
-// the move writes its files within pendingTTL/2 of reserving them; a
-// recount after that may leave out the files still to come.
-func (g *Tree) reserveMove(ctx context.Context, oldKey, newKey string) (reservation, error) {
-	var keys []string
-	_, err := g.store.Stat(ctx, oldKey)
+// incoming returns the new keys of the files that a move of oldKey to
+// newKey, in another mount, brings there, but for copies that an
+// interrupted move of the same source left there (which that mount's
+// listing counts already). A file over the new mount's size limit refuses
+// the move (ErrTooLarge about its new key) before anything moves.
+func (g *Tree) incoming(ctx context.Context, oldKey, newKey string) ([]string, error) {
+	var files []blob.Info
+	info, err := g.store.Stat(ctx, oldKey)
+	dir := errors.Is(err, blob.ErrNotExist)
 	switch {
 	case err == nil:
-		keys = []string{newKey}
-	case !errors.Is(err, blob.ErrNotExist):
-		return reservation{}, err
+		files = []blob.Info{info}
+	case !dir:
+		return nil, err
 	default:
-		there := map[string]bool{}
+		for info, err := range g.List(ctx, oldKey+"/") {
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, info)
+		}
+	}
+	there := map[string]bool{}
+	if dir {
 		for info, err := range g.List(ctx, newKey+"/") {
 			if err != nil {
-				return reservation{}, err
+				return nil, err
 			}
 			there[info.Key] = true
 		}
-		for info, err := range g.List(ctx, oldKey+"/") {
-			if err != nil {
-				return reservation{}, err
-			}
-			if k := newKey + info.Key[len(oldKey):]; !there[k] {
-				keys = append(keys, k)
-			}
+	}
+	var keys []string
+	for _, f := range files {
+		k := newKey + f.Key[len(oldKey):]
+		if most := g.MaxFileBytesAt(k); f.Size > most {
+			return nil, &Error{Kind: ErrTooLarge, Key: k, Size: f.Size, Limit: most}
+		}
+		if !there[k] {
+			keys = append(keys, k)
 		}
 	}
-	if len(keys) == 0 {
+	return keys, nil
+}
+
+// reserveMove reserves the files keys, which a move brings into the mount
+// of newKey (incoming), in that mount's file count, as a create near the
+// limit does; a mount without a file limit, or no keys, reserve nothing. A
+// move that would take the mount over its limit is refused (ErrFull: Size
+// the files the mount holds) before anything moves. The reservation must
+// be settled once the move is done (settleReservation). Like a create's, it
+// assumes that the move writes its files within pendingTTL/2 of reserving
+// them; a recount after that may leave out the files still to come.
+func (g *Tree) reserveMove(ctx context.Context, keys []string, newKey string) (reservation, error) {
+	maxFiles := g.maxFilesAt(newKey)
+	if maxFiles < 0 || len(keys) == 0 {
 		return reservation{}, nil
 	}
-	maxFiles := g.maxFilesAt(newKey)
 	r, full, err := g.reserve(ctx, keys, maxFiles, nil)
 	switch {
 	case errors.Is(err, errCountBusy):

@@ -492,6 +492,31 @@ func TestCountMounts(t *testing.T) {
 	}
 }
 
+// A rename into another mount of a file over that mount's size limit is
+// refused with create's text for the file's new path, and nothing moves.
+func TestRenameAcrossMountsSizeLimit(t *testing.T) {
+	table, err := mount.New([]mount.Mount{
+		{Name: "a", Store: mem.New(nil)},
+		{Name: "b", Store: blob.WithLimits(mem.New(nil), blob.Limits{MaxFileBytes: 4})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, table, memory.Options{})
+	for _, step := range []struct{ input, want string }{
+		{string(createInput("/memories/a/d/x.md", "12345")), "File created successfully at: /memories/a/d/x.md"},
+		{`{"command":"rename","old_path":"/memories/a/d/x.md","new_path":"/memories/b/x.md"}`,
+			"Error: File /memories/b/x.md would be 5 bytes, over the limit of 4 bytes per memory file"},
+		{`{"command":"rename","old_path":"/memories/a/d","new_path":"/memories/b/d"}`,
+			"Error: File /memories/b/d/x.md would be 5 bytes, over the limit of 4 bytes per memory file"},
+		{`{"command":"view","path":"/memories/a/d/x.md"}`, "Here's the content of /memories/a/d/x.md with line numbers:\n     1\t12345"},
+	} {
+		if got := h.Execute(t.Context(), []byte(step.input)); got.Text != step.want {
+			t.Errorf("%s: got %q, want %q", step.input, got.Text, step.want)
+		}
+	}
+}
+
 // busyCount refuses every write of the file count after the first with
 // ErrPrecondition, as if other writers always changed it first.
 type busyCount struct {

@@ -103,8 +103,9 @@ func TestMountRulesOfTheGate(t *testing.T) {
 // file, and no size limit applies.
 func TestMoveAcrossMountsKeepsTheSizeLimit(t *testing.T) {
 	ctx := t.Context()
+	rawA := mem.New(nil)
 	table, err := mount.New([]mount.Mount{
-		{Name: "a", Store: mem.New(nil)},
+		{Name: "a", Store: rawA},
 		{Name: "b", Store: blob.WithLimits(mem.New(nil), blob.Limits{MaxFileBytes: 10})},
 	})
 	if err != nil {
@@ -129,6 +130,19 @@ func TestMoveAcrossMountsKeepsTheSizeLimit(t *testing.T) {
 	}
 	if err := g.Move(ctx, "a/big", "a/e/big"); err != nil {
 		t.Errorf("Move(a/big, a/e/big) within mount a: %v", err)
+	}
+	// An object over the read limit (put there by another program) is
+	// refused as the move reads it, with the read's refusal.
+	huge := make([]byte, g.ReadLimit("a/huge")+1)
+	if _, err := rawA.Put(ctx, "huge", huge, blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	err = g.Move(ctx, "a/huge", "b/huge")
+	if e, ok := errors.AsType[*gate.Error](err); !ok || e.Kind != gate.ErrTooLarge || !e.Read || e.Key != "a/huge" {
+		t.Errorf("Move(a/huge, b/huge): %v, want ErrTooLarge, too large to read, about a/huge", err)
+	}
+	if err := rawA.Delete(ctx, "huge", blob.Cond{}); err != nil {
+		t.Fatal(err)
 	}
 	want := []string{"a/d/big", "a/d/small", "a/e/big"}
 	if got := keys(t, g); !slices.Equal(got, want) {

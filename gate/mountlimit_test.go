@@ -3,6 +3,7 @@ package gate_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
@@ -147,5 +148,36 @@ func TestMoveAcrossMountsKeepsTheSizeLimit(t *testing.T) {
 	want := []string{"a/d/big", "a/d/small", "a/e/big"}
 	if got := keys(t, g); !slices.Equal(got, want) {
 		t.Errorf("the files are %v, want %v", got, want)
+	}
+}
+
+// On a mount table a key longer than its own mount's store holds (a
+// prefixed store holds shorter keys than the table's longest) is refused
+// as ErrInvalidKey before any storage call, as one longer than every mount
+// holds is.
+func TestKeyBudgetOfTheMount(t *testing.T) {
+	ctx := t.Context()
+	inner := blob.NewCounter(mem.New(nil))
+	prefixed, err := blob.Prefix(inner, strings.Repeat("p", 500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := mount.New([]mount.Mount{{Name: "short", Store: prefixed}, {Name: "long", Store: mem.New(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gate.New(table, gate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "short/" + strings.Repeat("k", blob.KeyBytes(prefixed)+1)
+	if _, err := g.Create(ctx, key, []byte("x"), false); !errors.Is(err, gate.ErrInvalidKey) {
+		t.Errorf("Create of a key too long for its mount: %v, want ErrInvalidKey", err)
+	}
+	if err := g.Move(ctx, "long/a", key); !errors.Is(err, gate.ErrInvalidKey) {
+		t.Errorf("Move to a key too long for its mount: %v, want ErrInvalidKey", err)
+	}
+	if c := inner.Counts(); c != (blob.Counts{}) {
+		t.Errorf("storage calls %+v, want none", c)
 	}
 }

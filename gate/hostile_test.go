@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloudmem/cloudmem/backends/file"
 	"github.com/cloudmem/cloudmem/backends/mem"
 	"github.com/cloudmem/cloudmem/blob"
 	"github.com/cloudmem/cloudmem/gate"
@@ -148,4 +149,36 @@ func TestHostileBucket(t *testing.T) {
 			t.Errorf("Get(u): %q, %v", data, err)
 		}
 	})
+}
+
+// On a store that keeps names exclusive (the file store), a directory that
+// another party put at the file count's key blocks every write of the
+// count: a create fails at once with a storage error that says so, rather
+// than retrying for half a minute and answering that another writer
+// changed the file.
+func TestCountBlockedByADirectory(t *testing.T) {
+	ctx := t.Context()
+	store, err := file.Open(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Put(ctx, blob.ReservedName+"/files/x", []byte("x"), blob.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := gate.New(store, gate.Options{MaxFiles: 1, Retries: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = g.Create(ctx, "a", []byte("x"), false)
+	const want = `gate: the file count cannot be written: a directory holds its key ".cloudmem/files"`
+	if err == nil || err.Error() != want || errors.Is(err, gate.ErrConflict) {
+		t.Errorf("Create: %v, want the storage failure %q", err, want)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Create took %v, want it to fail at once", took)
+	}
+	if got := keys(t, g); len(got) != 0 {
+		t.Errorf("files %v, want none", got)
+	}
 }

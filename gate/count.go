@@ -491,6 +491,9 @@ func (g *Tree) reserve(ctx context.Context, keys []string, maxFiles int, read *c
 			if files+n > maxFiles {
 				_, err = g.writeCount(ctx, ref, next) // so that the next refusal needs no listing
 				if errors.Is(err, blob.ErrPrecondition) {
+					if err := g.countBlocked(ctx, ref); err != nil {
+						return r, -1, err
+					}
 					continue
 				}
 				if err != nil {
@@ -502,6 +505,9 @@ func (g *Tree) reserve(ctx context.Context, keys []string, maxFiles int, read *c
 			next.Pending = append(next.Pending, entries...)
 			ref, err = g.writeCount(ctx, ref, next)
 			if errors.Is(err, blob.ErrPrecondition) {
+				if err := g.countBlocked(ctx, ref); err != nil {
+					return r, -1, err
+				}
 				continue
 			}
 			if err != nil {
@@ -516,6 +522,9 @@ func (g *Tree) reserve(ctx context.Context, keys []string, maxFiles int, read *c
 		next := fileCount{Files: st.Files + n, Token: st.Token, Pending: append(kept, entries...)}
 		ref, err = g.writeCount(ctx, ref, next)
 		if errors.Is(err, blob.ErrPrecondition) {
+			if err := g.countBlocked(ctx, ref); err != nil {
+				return r, -1, err
+			}
 			continue
 		}
 		if err != nil {
@@ -524,6 +533,29 @@ func (g *Tree) reserve(ctx context.Context, keys []string, maxFiles int, read *c
 		return reservation{key: ckey, id: id, at: now, ref: ref}, -1, nil
 	}
 	return r, -1, errCountBusy
+}
+
+// errCountBlocked is the failure of a create whose scope's file count
+// cannot be written: a directory holds the count object's name (keys that
+// another party put beneath it), on a store that keeps a name from being
+// both. It lasts until someone removes them.
+var errCountBlocked = errors.New("gate: the file count cannot be written: a directory holds its key")
+
+// countBlocked tells, after a conditional write of the count ref was
+// refused, whether the refusal was another writer's write (nil) or
+// errCountBlocked: a count that was missing, whose Put(IfAbsent) was
+// refused, with keys beneath its name. It costs one List, only then.
+func (g *Tree) countBlocked(ctx context.Context, ref countRef) error {
+	if ref.exists {
+		return nil
+	}
+	for _, err := range g.store.List(ctx, ref.key+"/") {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w %q", errCountBlocked, ref.key)
+	}
+	return nil
 }
 
 // recount lists the scope prefix and returns n, the number of its memory

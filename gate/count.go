@@ -84,6 +84,10 @@ import (
 //     (blob.Traits.DeletesMayRepeat: S3), no delete leaves a credit: a
 //     second success deleted no file, and its credit would leave the
 //     count too low.
+//   - a move into another mount reserves its files in that mount's count
+//     before it copies them, as a create near the limit does, one pending
+//     entry per file under one id (reserveMove), and is refused as full
+//     when they do not fit; the old mount's count stays too high.
 //   - a move by copy (move.go) whose source, once copied, was deleted by
 //     another writer before the move deleted it keeps the copy, which
 //     that delete took off the count: the move adds it back (sourceGone).
@@ -120,7 +124,9 @@ import (
 // lacks; one whose key it shows has landed and leaves the list. A pending
 // entry older than pendingTTL is dropped: its create gave up (a create
 // never writes its file more than pendingTTL/2 after it reserved) or
-// crashed; the count it added stays, too high, until the next recount.
+// crashed; the count it added stays, too high, until the next recount. So
+// is one dated more than pendingTTL ahead, which no Tree whose clock
+// agrees wrote (see fresh).
 // This assumes the clocks of the Trees that share a store agree within
 // pendingTTL/2.
 //
@@ -431,18 +437,29 @@ func (c *countCache) lookup(ckey string) (countRef, bool) {
 	return ref, ok
 }
 
-// fresh returns p without the entries older than pendingTTL, and whether
-// it dropped any.
+// fresh returns p without the entries older than pendingTTL, or dated
+// more than pendingTTL ahead of now, and whether it dropped any. An entry
+// from the future was written by a handler whose clock runs far ahead, or
+// by someone else than a handler (the store is another party's to write):
+// kept, it would hold its place in the count for as long, and one dated a
+// century ahead would keep a store full for ever, with no file to delete.
 func fresh(p []pending, now time.Time) ([]pending, bool) {
-	kept := slices.DeleteFunc(slices.Clone(p), func(e pending) bool { return now.Sub(time.Unix(0, e.At)) > pendingTTL })
+	kept := slices.DeleteFunc(slices.Clone(p), func(e pending) bool {
+		age := now.Sub(time.Unix(0, e.At))
+		return age > pendingTTL || age < -pendingTTL
+	})
 	return kept, len(kept) < len(p)
 }
 
-// reserve adds the file key to its scope's count, unless the scope holds
-// MaxFiles files already; then it returns full >= 0, the number of files,
-// for the "full" text, and reserves nothing. When read is not nil, it is
-// the count as this operation just read it, which the first attempt uses.
-func (g *Tree) reserve(ctx context.Context, key string, maxFiles int, read *countRef) (r reservation, full int, err error) {
+// reserve adds the files keys (a create's one, or the new keys of the files
+// a move brings into another mount), all in one scope, to its count, unless
+// the scope would then hold more than maxFiles files; then it returns full
+// >= 0, the number of files it holds, for the "full" text, and reserves
+// nothing. Each key is an entry of the pending list, all under one id. When
+// read is not nil, it is the count as this operation just read it, which the
+// first attempt uses.
+func (g *Tree) reserve(ctx context.Context, keys []string, maxFiles int, read *countRef) (r reservation, full int, err error) {
+	key, n := keys[0], len(keys)
 	prefix := g.countPrefix(key)
 	ckey := prefix + fileCountKey
 	// This Tree's deletes not yet taken off the count (a credit) are
@@ -473,55 +490,91 @@ func (g *Tree) reserve(ctx context.Context, key string, maxFiles int, read *coun
 			return r, -1, err
 		}
 		now := time.Now()
-		entry := pending{Key: key, ID: newID(), At: now.UnixNano()}
+		id := newID()
+		entries := make([]pending, n)
+		for i, k := range keys {
+			entries[i] = pending{Key: k, ID: id, At: now.UnixNano()}
+		}
 		st := ref.state
 		if ref.exists && st.Files >= 0 && cr.token == st.Token {
 			used = min(cr.n, st.Files)
 			st.Files -= used
 		}
 		kept, expired := fresh(st.Pending, now)
-		if !ref.exists || st.Files < 0 || st.Files >= maxFiles && (!st.Counted || expired || g.expiresAt(key)) {
+		if !ref.exists || st.Files < 0 || st.Files+n > maxFiles && (!st.Counted || expired || g.expiresAt(key)) {
 			used = -1
-			n, next, err := g.recount(ctx, ref, prefix, now)
+			files, next, err := g.recount(ctx, ref, prefix, now)
 			if err != nil {
 				return r, -1, err
 			}
-			if n >= maxFiles {
+			if files+n > maxFiles {
 				_, err = g.writeCount(ctx, ref, next) // so that the next refusal needs no listing
 				if errors.Is(err, blob.ErrPrecondition) {
+					if err := g.countBlocked(ctx, ref); err != nil {
+						return r, -1, err
+					}
 					continue
 				}
 				if err != nil {
 					return r, -1, err
 				}
-				return r, n, nil
+				return r, files, nil
 			}
-			next.Files, next.Counted = n+1, false
-			next.Pending = append(next.Pending, entry)
+			next.Files, next.Counted = files+n, false
+			next.Pending = append(next.Pending, entries...)
 			ref, err = g.writeCount(ctx, ref, next)
 			if errors.Is(err, blob.ErrPrecondition) {
+				if err := g.countBlocked(ctx, ref); err != nil {
+					return r, -1, err
+				}
 				continue
 			}
 			if err != nil {
 				return r, -1, err
 			}
-			return reservation{key: ckey, id: entry.ID, at: now, ref: ref}, -1, nil
+			return reservation{key: ckey, id: id, at: now, ref: ref}, -1, nil
 		}
-		if st.Files >= maxFiles {
+		if st.Files+n > maxFiles {
 			used = 0 // nothing written
 			return r, st.Files, nil
 		}
-		next := fileCount{Files: st.Files + 1, Token: st.Token, Pending: append(kept, entry)}
+		next := fileCount{Files: st.Files + n, Token: st.Token, Pending: append(kept, entries...)}
 		ref, err = g.writeCount(ctx, ref, next)
 		if errors.Is(err, blob.ErrPrecondition) {
+			if err := g.countBlocked(ctx, ref); err != nil {
+				return r, -1, err
+			}
 			continue
 		}
 		if err != nil {
 			return r, -1, err
 		}
-		return reservation{key: ckey, id: entry.ID, at: now, ref: ref}, -1, nil
+		return reservation{key: ckey, id: id, at: now, ref: ref}, -1, nil
 	}
 	return r, -1, errCountBusy
+}
+
+// errCountBlocked is the failure of a create whose scope's file count
+// cannot be written: a directory holds the count object's name (keys that
+// another party put beneath it), on a store that keeps a name from being
+// both. It lasts until someone removes them.
+var errCountBlocked = errors.New("gate: the file count cannot be written: a directory holds its key")
+
+// countBlocked tells, after a conditional write of the count ref was
+// refused, whether the refusal was another writer's write (nil) or
+// errCountBlocked: a count that was missing, whose Put(IfAbsent) was
+// refused, with keys beneath its name. It costs one List, only then.
+func (g *Tree) countBlocked(ctx context.Context, ref countRef) error {
+	if ref.exists {
+		return nil
+	}
+	for _, err := range g.store.List(ctx, ref.key+"/") {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w %q", errCountBlocked, ref.key)
+	}
+	return nil
 }
 
 // recount lists the scope prefix and returns n, the number of its memory
@@ -550,7 +603,7 @@ func (g *Tree) recount(ctx context.Context, ref countRef, prefix string, now tim
 	return n, fileCount{Files: n, Token: newID(), Counted: true, Pending: kept}, nil
 }
 
-// confirm takes the reservation r off the pending list once its file
+// confirm takes the reservation r off the pending list once its files
 // landed. The count stays. An error means the list may still hold it: after
 // errCountBusy (other writers kept changing the count) the caller keeps
 // the file, since the count already includes it and a recount drops an
@@ -568,12 +621,12 @@ func (g *Tree) confirm(ctx context.Context, r reservation) error {
 				return fmt.Errorf("gate: reading the file count again: %w", err)
 			}
 		}
-		i := slices.IndexFunc(ref.state.Pending, func(e pending) bool { return e.ID == r.id })
-		if !ref.exists || i < 0 {
-			return nil // a recount saw the file, or an unreadable count
+		left := slices.DeleteFunc(slices.Clone(ref.state.Pending), func(e pending) bool { return e.ID == r.id })
+		if !ref.exists || len(left) == len(ref.state.Pending) {
+			return nil // a recount saw the files, or an unreadable count
 		}
 		next := ref.state
-		next.Pending = slices.Delete(slices.Clone(next.Pending), i, i+1)
+		next.Pending = left
 		_, err := g.writeCount(ctx, ref, next)
 		if !errors.Is(err, blob.ErrPrecondition) {
 			return err
@@ -583,9 +636,10 @@ func (g *Tree) confirm(ctx context.Context, r reservation) error {
 }
 
 // release gives back the reservation r of a create that wrote no file
-// because another writer holds the name: count-1 and the entry off the
-// list, as long as the entry is still pending (a recount that listed the
-// other writer's file dropped it, and its count is right).
+// because another writer holds the name, or of a move that moved nothing:
+// each of its entries still pending comes off the list and off the count
+// (a recount that listed another writer's file at an entry's key dropped
+// that entry, and its count is right).
 func (g *Tree) release(ctx context.Context, r reservation) {
 	ref := r.ref
 	for attempt := range countAttempts {
@@ -599,14 +653,15 @@ func (g *Tree) release(ctx context.Context, r reservation) {
 				return
 			}
 		}
-		i := slices.IndexFunc(ref.state.Pending, func(e pending) bool { return e.ID == r.id })
-		if !ref.exists || i < 0 || ref.state.Files < 1 {
+		left := slices.DeleteFunc(slices.Clone(ref.state.Pending), func(e pending) bool { return e.ID == r.id })
+		gone := len(ref.state.Pending) - len(left) // the entries still pending
+		if !ref.exists || gone == 0 || ref.state.Files < gone {
 			return
 		}
 		next := ref.state
-		next.Files--
+		next.Files -= gone
 		next.Counted = false
-		next.Pending = slices.Delete(slices.Clone(next.Pending), i, i+1)
+		next.Pending = left
 		_, err := g.writeCount(ctx, ref, next)
 		if !errors.Is(err, blob.ErrPrecondition) {
 			if err != nil {
@@ -706,17 +761,6 @@ func (g *Tree) update(ctx context.Context, ref countRef, change func(st *fileCou
 	}
 	g.countFailed(ctx, errCountBusy)
 	return ref
-}
-
-// forget deletes the count object ckey, so that the next create recounts.
-// A failure is logged: the count may then be too low until it is forgotten.
-func (g *Tree) forget(ctx context.Context, ckey string) {
-	g.counts.forget(ckey)
-	err := g.store.Delete(context.WithoutCancel(ctx), ckey, blob.Cond{})
-	if err != nil && !errors.Is(err, blob.ErrNotExist) {
-		g.log.LogAttrs(ctx, slog.LevelWarn, "gate: the file count could not be reset; it may stay too low",
-			slog.Any("error", err))
-	}
 }
 
 // countFailed logs a failure to keep the count after the operation's own

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/mem"
@@ -89,22 +90,31 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// A key no memory path maps to (reserved, empty segment) is refused before
-// anything is read or written, whatever the operation.
+// A key no memory path maps to (reserved in any case, empty segment,
+// leading or trailing slash, longer than the store holds) is refused before
+// anything is read or written, whatever the operation, and a move neither
+// into nor out of the reserved names.
 func TestInvalidKeys(t *testing.T) {
-	g := newTree(t, gate.Options{})
+	g := newTree(t, gate.Options{}, "a")
 	ctx := t.Context()
-	for _, key := range []string{".cloudmem/files", "a/.CloudMem-key", "a//b", "/a"} {
-		_, err := g.Create(ctx, key, []byte("x"), false)
-		if !errors.Is(err, gate.ErrInvalidKey) {
-			t.Errorf("Create(%q): %v, want ErrInvalidKey", key, err)
-		}
-		if err := g.Move(ctx, key, "b"); !errors.Is(err, gate.ErrInvalidKey) {
-			t.Errorf("Move(%q, b): %v, want ErrInvalidKey", key, err)
+	same := func(b []byte) ([]byte, error) { return b, nil }
+	for _, key := range []string{".cloudmem/files", "a/.CloudMem-key", ".CLOUDMEM", "a//b", "/a", "a/", strings.Repeat("k", blob.MaxKeyLen+1)} {
+		_, errCreate := g.Create(ctx, key, []byte("x"), false)
+		_, errReplace := g.Replace(ctx, key, []byte("x"), "1")
+		_, errEdit := g.Edit(ctx, key, same)
+		_, _, errGet := g.Get(ctx, key)
+		_, errStat := g.Stat(ctx, key)
+		for name, err := range map[string]error{
+			"Create": errCreate, "Replace": errReplace, "Edit": errEdit, "Get": errGet, "Stat": errStat,
+			"Remove": g.Remove(ctx, key, blob.Cond{}, true), "Move from": g.Move(ctx, key, "b"), "Move to": g.Move(ctx, "a", key),
+		} {
+			if !errors.Is(err, gate.ErrInvalidKey) {
+				t.Errorf("%s(%.40q): %v, want ErrInvalidKey", name, key, err)
+			}
 		}
 	}
-	if got := keys(t, g); len(got) != 0 {
-		t.Errorf("files %v, want none", got)
+	if got := keys(t, g); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("files %v, want a alone", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -85,11 +86,109 @@ func (g *Tree) move(ctx context.Context, src, dst string) error {
 	}
 	if r, ok := g.store.(blob.Tree); ok {
 		err := r.Rename(ctx, src, dst)
+		if err == nil {
+			// A create that raced the move: put everything back.
+			err = g.settleMove(ctx, src, dst, movedUnknown, func(ctx context.Context) error { return r.Rename(ctx, dst, src) })
+		}
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return err
 		}
 	}
 	return g.moveByCopy(ctx, src, dst)
+}
+
+// errMoveRaced is the failure of a move that found, once it had written its
+// destination, that a create had made a name there both a file and a
+// directory meanwhile: the move was undone, and nothing moved.
+var errMoveRaced = errors.New("memory: rename: a create of a clashing name raced the move; it was undone")
+
+// settleMove is settle for a move of src that has just written its
+// destination dst (renamed it there, or copied every file there and deleted
+// no source yet): a create may have made a name clash with it between the
+// move's checks and its write, as create's own look (settle) cannot see a
+// write that lands after it. So the move too looks after it writes: the
+// name dst must not be both a file and a directory, and no ancestor of dst
+// (but src's own, which hold src) may be a file (moveClashes, told what
+// moved). Then of a create and a
+// move that race this way at most one keeps its name, since each looks
+// after its write. On a clash, or when a look fails, undo puts the move
+// back (under a context that is never done) and settleMove returns
+// errMoveRaced, or the look's failure. A store that keeps names exclusive
+// (blob.Traits.ExclusiveNames) refused the clash itself: no look. On a
+// store whose listing hides keys under an object (blob.Traits.HidesUnderObjects)
+// a file moved to dst does not see a file created beneath it (as
+// settleHidden says, a rename racing a create is not covered there).
+func (g *Tree) settleMove(ctx context.Context, src, dst string, what moved, undo func(context.Context) error) error {
+	if blob.TraitsOf(g.store).ExclusiveNames {
+		return nil
+	}
+	clash, err := g.moveClashes(ctx, src, dst, what)
+	if err == nil && !clash {
+		return nil
+	}
+	if err == nil {
+		err = errMoveRaced
+	}
+	if uerr := undo(context.WithoutCancel(ctx)); uerr != nil {
+		return errors.Join(err, fmt.Errorf("memory: rename: undoing the move of %q to %q: %w", src, dst, uerr))
+	}
+	return err
+}
+
+// What a move moved, as far as it knows: settleMove's look depends on it.
+type moved int
+
+const (
+	movedUnknown moved = iota // an atomic Rename: a file or a directory
+	movedFile
+	movedDir
+)
+
+// moveClashes reports whether dst, just written by a move of src (what),
+// is both a file and a directory, or has a file at one of its ancestors
+// that are not src's. The looks are made at once: a Stat of each such
+// ancestor, and a List of dst's directory up to its first memory file for
+// a file moved there, a Stat of dst for a directory; when the move does
+// not know which it moved, a Stat of dst, and then the List if it is a
+// file.
+func (g *Tree) moveClashes(ctx context.Context, src, dst string, what moved) (bool, error) {
+	var anc []string
+	for _, a := range ancestors(dst) {
+		if !within(src, a) {
+			anc = append(anc, a)
+		}
+	}
+	isFile := make([]bool, len(anc))
+	var dstFile, dstDir bool
+	stat := func(key string) (bool, error) {
+		_, err := g.store.Stat(ctx, key)
+		if err == nil || errors.Is(err, blob.ErrNotExist) {
+			return err == nil, nil
+		}
+		return false, err
+	}
+	err := parallel(ctx, len(anc)+1, false, func(i int) error {
+		var err error
+		switch {
+		case i < len(anc):
+			isFile[i], err = stat(anc[i])
+		case what == movedFile:
+			dstFile = true
+			dstDir, err = g.IsDir(ctx, dst)
+		case what == movedDir:
+			dstFile, err = stat(dst)
+			dstDir = true
+		default:
+			if dstFile, err = stat(dst); err == nil && dstFile {
+				dstDir, err = g.IsDir(ctx, dst)
+			}
+		}
+		return err
+	})
+	if slices.Contains(isFile, true) || dstFile && dstDir {
+		return true, nil
+	}
+	return false, err
 }
 
 // moveByCopy moves src to dst with the core methods: each object is copied
@@ -226,13 +325,15 @@ type copied struct {
 
 // copyAll copies every object of infos from under src to under dst, except
 // those whose copy is in copies already, then deletes the sources. data
-// holds contents already read, by source key; it is only read.
+// holds contents already read, by source key, and is only read: a file's
+// move passes its content, a directory's nil.
 //
 // Both phases run at most moveParallel calls at once, and the deletes start
 // only once every copy is made, so each file is at its old key, its new key
 // or both throughout, and an interrupted move leaves what leftCopies
 // recognises. A failed copy stops the copying (the calls in flight finish),
-// and the copies made are removed again.
+// and the copies made are removed again, as they are when the look after
+// the last copy finds that a create raced the move (settleMove).
 func (g *Tree) copyAll(ctx context.Context, infos []blob.Info, data map[string][]byte, copies map[string]blob.Info,
 	src, dst string) error {
 	jobs := make([]copied, len(infos)) // each goroutine writes only its own element
@@ -266,6 +367,15 @@ func (g *Tree) copyAll(ctx context.Context, infos []blob.Info, data map[string][
 		jobs[i] = copied{from: info, to: to, ver: put.Version, made: true}
 		return nil
 	})
+	if err == nil {
+		// Every copy landed and no source is deleted yet: look for a
+		// create that raced the move, and on a clash remove the copies.
+		what := movedDir
+		if data != nil {
+			what = movedFile
+		}
+		err = g.settleMove(ctx, src, dst, what, func(context.Context) error { return nil })
+	}
 	if err != nil {
 		// Remove our own copies, if nobody rewrote them meanwhile, even
 		// when ctx is done.

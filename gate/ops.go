@@ -241,15 +241,22 @@ func (g *Tree) checkWrite(o op, key string) error {
 // ErrInvalidKey is the failure of an operation given a key no memory path
 // maps to: one the store rejects (blob.CheckKey), one with a reserved
 // segment (blob.IsReserved), or one longer than the store holds
-// (KeyBudget). A caller that validates paths never meets it.
+// (KeyBudget; on a mount table, the key's own mount). A caller that
+// validates paths never meets it.
 var ErrInvalidKey = errors.New("gate: not a memory file's key")
 
-// checkKey checks that key ("" is the root) is one a memory path maps to.
+// checkKey checks that key ("" is the root) is one a memory path maps to:
+// on a mount table, within the key budget of its own mount (a prefixed
+// store holds shorter keys than the table's longest).
 func (g *Tree) checkKey(key string) error {
+	budget := g.keyBudget
+	if m, ok := blob.MountOf(blob.Mounts(g.store), key); ok {
+		budget = min(budget, len(m.Name)+1+m.KeyBudget)
+	}
 	switch {
 	case key == "":
 		return nil
-	case blob.IsReserved(key) || len(key) > g.keyBudget || strings.HasPrefix(key, "/"):
+	case blob.IsReserved(key) || len(key) > budget || strings.HasPrefix(key, "/"):
 		return fmt.Errorf("%w: %q", ErrInvalidKey, key)
 	}
 	if err := blob.CheckKey(key); err != nil {

@@ -3,7 +3,6 @@ package gate_test
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/cloudmem/cloudmem/backends/file"
@@ -23,26 +22,21 @@ func stores(t *testing.T) map[string]blob.Store {
 	return map[string]blob.Store{"mem": mem.New(nil), "file": dir}
 }
 
-// race starts n writers, each with its own Tree over store (as separate
-// processes would have), releases them at once, and returns each one's
-// error.
-func race(t *testing.T, store blob.Store, opts gate.Options, n int, write func(g *gate.Tree, i int) error) []error {
+// raceTrees starts n writers, each with its own Tree over store (as
+// separate processes would have), releases them at once (race), and
+// returns each one's error.
+func raceTrees(t *testing.T, store blob.Store, opts gate.Options, n int, write func(g *gate.Tree, i int) error) []error {
 	t.Helper()
 	errs := make([]error, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
+	writers := make([]func(), n)
 	for i := range n {
 		g, err := gate.New(store, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wg.Go(func() {
-			<-start
-			errs[i] = write(g, i)
-		})
+		writers[i] = func() { errs[i] = write(g, i) }
 	}
-	close(start)
-	wg.Wait()
+	race(writers...)
 	return errs
 }
 
@@ -52,7 +46,7 @@ func TestRacingCreatesOfOneName(t *testing.T) {
 	const n = 16
 	for name, store := range stores(t) {
 		t.Run(name, func(t *testing.T) {
-			errs := race(t, store, gate.Options{}, n, func(g *gate.Tree, i int) error {
+			errs := raceTrees(t, store, gate.Options{}, n, func(g *gate.Tree, i int) error {
 				_, err := g.Create(t.Context(), "a/b", fmt.Appendf(nil, "%d", i), false)
 				return err
 			})
@@ -89,7 +83,7 @@ func TestRacingCreatesAtTheFileLimit(t *testing.T) {
 	for name, store := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			opts := gate.Options{MaxFiles: limit}
-			errs := race(t, store, opts, n, func(g *gate.Tree, i int) error {
+			errs := raceTrees(t, store, opts, n, func(g *gate.Tree, i int) error {
 				_, err := g.Create(t.Context(), fmt.Sprintf("f%02d", i), []byte("x"), false)
 				return err
 			})

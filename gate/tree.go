@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/cloudmem/cloudmem/blob"
 )
@@ -117,12 +118,19 @@ func (g *Tree) deleteKey(ctx context.Context, key string, cond blob.Cond, dirs b
 // every failure the checks look for and changes nothing, so the checks are
 // made only after a refusal, to word it. Otherwise, and whenever a write
 // policy may scan the move (a check that comes after rename's own:
-// screenMove), they are made first, with Stat and List.
+// screenMove), they are made first, with Stat and List. Once the move has
+// written, it looks for a create that raced it (settleMove); on a clash it
+// is undone, and the checks, made again, word the refusal, or, when they
+// pass (the create withdrew too), the move is made again (Options.Retries).
 func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 	apart := newKey != "" && newKey != oldKey && !within(newKey, oldKey)
 	known := apart && (parent(newKey) == "" || within(oldKey, parent(newKey)))
-	checkAfter := apart && !known && !g.policies.active && blob.TraitsOf(g.store).ExclusiveNames
-	if g.policies.active || !known && !checkAfter { // a policy's scan comes after these checks
+	// A move into another mount brings files under its limits, which are
+	// checked after the checks of rename: their sizes, then their number
+	// (they are reserved in its count first).
+	across := g.countPrefix(oldKey) != g.countPrefix(newKey)
+	checkAfter := apart && !known && !across && !g.policies.active && blob.TraitsOf(g.store).ExclusiveNames
+	if g.policies.active || across || !known && !checkAfter { // a policy's scan comes after these checks
 		if err := g.checkRename(ctx, oldKey, newKey); err != nil {
 			return err
 		}
@@ -130,7 +138,35 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 	if err := g.screenMove(ctx, oldKey, newKey); err != nil {
 		return err
 	}
-	err := g.move(ctx, oldKey, newKey)
+	var r reservation
+	if across {
+		keys, err := g.incoming(ctx, oldKey, newKey)
+		if err != nil {
+			return err
+		}
+		if r, err = g.reserveMove(ctx, keys, newKey); err != nil {
+			return err
+		}
+	}
+	var err error
+	if lost := g.retry(ctx, newKey, func() bool {
+		err = g.move(ctx, oldKey, newKey)
+		if !errors.Is(err, errMoveRaced) {
+			return false
+		}
+		// Nothing moved. The checks say what the create that raced the
+		// move left; when they pass, it withdrew too: move again.
+		err = g.checkRename(ctx, oldKey, newKey)
+		return err == nil
+	}); lost != nil {
+		err = lost
+	}
+	if r.key != "" {
+		g.settleReservation(ctx, r, err)
+	}
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err // refused by the checks after a race: nothing moved
+	}
 	if checkAfter && (errors.Is(err, blob.ErrNotExist) || errors.Is(err, blob.ErrPrecondition)) {
 		// Refused, and nothing moved: the checks say which failure comes
 		// first in SPEC's order (should they all pass now, a rival changed
@@ -140,14 +176,10 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 		}
 	}
 	// A move across two counted scopes (two mounts) that may have copied
-	// files adds them to the new scope behind its count, which is
-	// forgotten so that its next create recounts (count.go); the old
-	// scope's count is left too high, and marked changed.
+	// files took them out of the old scope: its count is left too high,
+	// and marked changed. The new scope's count holds them (reserveMove).
 	if g.countPrefix(oldKey) != g.countPrefix(newKey) &&
 		!errors.Is(err, blob.ErrNotExist) && !errors.Is(err, blob.ErrPrecondition) {
-		if g.maxFilesAt(newKey) >= 0 {
-			g.forget(ctx, g.countKey(newKey))
-		}
 		if g.maxFilesAt(oldKey) >= 0 {
 			if from, err := g.readCount(ctx, g.countKey(oldKey)); err == nil {
 				_ = g.markChanged(ctx, from)
@@ -163,6 +195,97 @@ func (g *Tree) rename(ctx context.Context, oldKey, newKey string) error {
 		return tooLargeToRead(oldKey, err)
 	}
 	return err
+}
+
+// incoming returns the new keys of the files that a move of oldKey to
+// newKey, in another mount, brings there, but for copies that an
+// interrupted move of the same source left there (which that mount's
+// listing counts already). A file over the new mount's size limit refuses
+// the move (ErrTooLarge about its new key) before anything moves.
+func (g *Tree) incoming(ctx context.Context, oldKey, newKey string) ([]string, error) {
+	var files []blob.Info
+	info, err := g.store.Stat(ctx, oldKey)
+	dir := errors.Is(err, blob.ErrNotExist)
+	switch {
+	case err == nil:
+		files = []blob.Info{info}
+	case !dir:
+		return nil, err
+	default:
+		for info, err := range g.List(ctx, oldKey+"/") {
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, info)
+		}
+	}
+	there := map[string]bool{}
+	if dir {
+		for info, err := range g.List(ctx, newKey+"/") {
+			if err != nil {
+				return nil, err
+			}
+			there[info.Key] = true
+		}
+	}
+	var keys []string
+	for _, f := range files {
+		k := newKey + f.Key[len(oldKey):]
+		// A file over the read limit where it is (put there by another
+		// program) is refused by the move itself, with the read's text
+		// (docs/spec.md "rename").
+		if most := g.maxFileBytesAt(k); f.Size > most && f.Size <= g.readLimit(f.Key) {
+			return nil, &Error{Kind: ErrTooLarge, Key: k, Size: f.Size, Limit: most}
+		}
+		if !there[k] {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+// reserveMove reserves the files keys, which a move brings into the mount
+// of newKey (incoming), in that mount's file count, as a create near the
+// limit does; a mount without a file limit, or no keys, reserve nothing. A
+// move that would take the mount over its limit is refused (ErrFull: Size
+// the files the mount holds) before anything moves. The reservation must
+// be settled once the move is done (settleReservation). Like a create's, it
+// assumes that the move writes its files within pendingTTL/2 of reserving
+// them; a recount after that may leave out the files still to come.
+func (g *Tree) reserveMove(ctx context.Context, keys []string, newKey string) (reservation, error) {
+	maxFiles := g.maxFilesAt(newKey)
+	if maxFiles < 0 || len(keys) == 0 {
+		return reservation{}, nil
+	}
+	r, full, err := g.reserve(ctx, keys, maxFiles, nil)
+	switch {
+	case errors.Is(err, errCountBusy):
+		return reservation{}, &Error{Kind: ErrConflict, Key: newKey, Err: err}
+	case err != nil:
+		return reservation{}, err
+	case full >= 0:
+		return reservation{}, &Error{Kind: ErrFull, Key: newKey, Size: int64(full), Limit: int64(maxFiles)}
+	}
+	return r, nil
+}
+
+// settleReservation settles the reservation r of a move that ended with
+// err: a move done takes its entries off the pending list (the count
+// keeps its files); a move that moved nothing (refused, or its source or
+// destination changed before it wrote) gives them back; after any other
+// failure, which may have moved some files, the reservation stays: the
+// count is then too high, which is safe, and a recount drops the entries.
+func (g *Tree) settleReservation(ctx context.Context, r reservation, err error) {
+	_, refused := errors.AsType[*Error](err)
+	switch {
+	case err == nil:
+		if err := g.confirm(context.WithoutCancel(ctx), r); err != nil {
+			g.log.LogAttrs(ctx, slog.LevelWarn, "memory: a move's reservation stays on the file count's pending list",
+				slog.Any("error", err))
+		}
+	case refused, errors.Is(err, blob.ErrNotExist), errors.Is(err, blob.ErrPrecondition), errors.Is(err, blob.ErrTooLarge):
+		g.release(context.WithoutCancel(ctx), r)
+	}
 }
 
 // checkRename makes rename's checks in docs/spec.md's order with explicit probes.

@@ -63,7 +63,7 @@ func (g *Tree) createAttempt(ctx context.Context, key string, data []byte, overw
 		cond = blob.Cond{IfVersion: s.version}
 	case maxFiles >= 0:
 		var full int
-		r, full, err = g.reserve(ctx, key, maxFiles, read)
+		r, full, err = g.reserve(ctx, []string{key}, maxFiles, read)
 		switch {
 		case errors.Is(err, errCountBusy): // the count kept changing: try again later
 			return "", true, nil

@@ -498,8 +498,8 @@ func TestCountFollowsCommands(t *testing.T) {
 }
 
 // On a mount table each writable mount keeps its own count, under the
-// mount; a rename across mounts makes the destination's count be taken
-// again.
+// mount; a rename across mounts counts its files in the destination's
+// count, and is refused as full when they do not fit.
 func TestCountMounts(t *testing.T) {
 	team, me := mem.New(nil), mem.New(nil)
 	table, err := mount.New([]mount.Mount{{Name: "team", Store: team}, {Name: "me", Store: me}})
@@ -515,6 +515,7 @@ func TestCountMounts(t *testing.T) {
 		{`{"command":"rename","old_path":"/memories/me/a.md","new_path":"/memories/team/a.md"}`, "Successfully renamed /memories/me/a.md to /memories/team/a.md"},
 		{string(createInput("/memories/team/d.md", "d")), fullText(2, 2)},
 		{string(createInput("/memories/me/d.md", "d")), "File created successfully at: /memories/me/d.md"},
+		{`{"command":"rename","old_path":"/memories/me/d.md","new_path":"/memories/team/d.md"}`, fullText(2, 2)},
 	} {
 		if got := h.Execute(t.Context(), []byte(step.input)); got.Text != step.want {
 			t.Errorf("%s: got %q, want %q", step.input, got.Text, step.want)
@@ -523,6 +524,31 @@ func TestCountMounts(t *testing.T) {
 	for name, s := range map[string]blob.Store{"team": team, "me": me} {
 		if st, _ := readCount(t, s, memory.FileCountKey); st.Files != 2 {
 			t.Errorf("%s: count %+v, want 2", name, st)
+		}
+	}
+}
+
+// A rename into another mount of a file over that mount's size limit is
+// refused with create's text for the file's new path, and nothing moves.
+func TestRenameAcrossMountsSizeLimit(t *testing.T) {
+	table, err := mount.New([]mount.Mount{
+		{Name: "a", Store: mem.New(nil)},
+		{Name: "b", Store: blob.WithLimits(mem.New(nil), blob.Limits{MaxFileBytes: 4})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, table, memory.Options{})
+	for _, step := range []struct{ input, want string }{
+		{string(createInput("/memories/a/d/x.md", "12345")), "File created successfully at: /memories/a/d/x.md"},
+		{`{"command":"rename","old_path":"/memories/a/d/x.md","new_path":"/memories/b/x.md"}`,
+			"Error: File /memories/b/x.md would be 5 bytes, over the limit of 4 bytes per memory file"},
+		{`{"command":"rename","old_path":"/memories/a/d","new_path":"/memories/b/d"}`,
+			"Error: File /memories/b/d/x.md would be 5 bytes, over the limit of 4 bytes per memory file"},
+		{`{"command":"view","path":"/memories/a/d/x.md"}`, "Here's the content of /memories/a/d/x.md with line numbers:\n     1\t12345"},
+	} {
+		if got := h.Execute(t.Context(), []byte(step.input)); got.Text != step.want {
+			t.Errorf("%s: got %q, want %q", step.input, got.Text, step.want)
 		}
 	}
 }

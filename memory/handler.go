@@ -216,10 +216,10 @@ type Options struct {
 	//     blob.Store write, another tool) are not counted until a create
 	//     refused as full recounts, so they can take the store past the
 	//     limit by as many;
-	//   - a rename across two mounts forgets the destination's count, so its
-	//     next create recounts; an interrupted copy-based rename (a store
-	//     without blob.Tree) can leave files at both names, uncounted
-	//     until the rename is repeated;
+	//   - a rename across two mounts reserves its files in the
+	//     destination's count before it copies them, as creates do (and is
+	//     refused as full when they do not fit); the source's count stays
+	//     too high until a recount;
 	//   - handlers with the limit off keep no count: when handlers with and
 	//     without the limit share a store, the files the ones without it
 	//     write count as keys written by other means.

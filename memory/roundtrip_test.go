@@ -189,24 +189,29 @@ func TestStorageCalls(t *testing.T) {
 			text: "Successfully deleted /memories/notes",
 			mem:  blob.Counts{Get: 1, Delete: 1, List: 2, DeleteTree: 1, Put: 1}, plain: blob.Counts{Get: 1, Delete: 4, List: 3, Put: 1}},
 		// The fallback: Get the source, List the destination tree, Put the
-		// copy, Delete the source.
+		// copy, Delete the source. Once it has written, a move looks for a
+		// create that raced it, as a create does (neither store keeps names
+		// exclusive): after a file's Rename, Stat the new name and, a file,
+		// List beneath it; after a file's copy, List beneath it.
 		{name: "rename file in its directory", input: `{"command":"rename","old_path":"/memories/notes/a.md","new_path":"/memories/notes/z.md"}`,
 			text: "Successfully renamed /memories/notes/a.md to /memories/notes/z.md",
-			mem:  blob.Counts{Rename: 1}, plain: blob.Counts{Get: 1, List: 1, Put: 1, Delete: 1}},
+			mem:  blob.Counts{Rename: 1, Stat: 1, List: 1}, plain: blob.Counts{Get: 1, List: 2, Put: 1, Delete: 1}},
 		{name: "rename file to an ancestor", input: `{"command":"rename","old_path":"/memories/notes/sub/c.md","new_path":"/memories/c.md"}`,
 			text: "Successfully renamed /memories/notes/sub/c.md to /memories/c.md",
-			mem:  blob.Counts{Rename: 1}, plain: blob.Counts{Get: 1, List: 1, Put: 1, Delete: 1}},
+			mem:  blob.Counts{Rename: 1, Stat: 1, List: 1}, plain: blob.Counts{Get: 1, List: 2, Put: 1, Delete: 1}},
 		// Probes in SPEC order: the source exists (Stat), the destination does
-		// not (Stat, List), its ancestors x and x/y are no files (Stat each).
+		// not (Stat, List), its ancestors x and x/y are no files (Stat each);
+		// after the write, the look: x and x/y again, and the new name.
 		{name: "rename file to another directory", input: `{"command":"rename","old_path":"/memories/notes/a.md","new_path":"/memories/x/y/a.md"}`,
 			text: "Successfully renamed /memories/notes/a.md to /memories/x/y/a.md",
-			mem:  blob.Counts{Stat: 4, List: 1, Rename: 1}, plain: blob.Counts{Stat: 4, List: 2, Get: 1, Put: 1, Delete: 1}},
+			mem:  blob.Counts{Stat: 7, List: 2, Rename: 1}, plain: blob.Counts{Stat: 6, List: 3, Get: 1, Put: 1, Delete: 1}},
 		// The fallback for a directory: Get (no such file), List the sources,
 		// Stat and List the destination, then Get, Put and Delete each file,
-		// and a List proves nothing is left.
+		// and a List proves nothing is left. The look after the write: a
+		// Stat of the new name (no file may be there).
 		{name: "rename 5-file directory", files: dir5, input: `{"command":"rename","old_path":"/memories/proj","new_path":"/memories/old-proj"}`,
 			text: "Successfully renamed /memories/proj to /memories/old-proj",
-			mem:  blob.Counts{Rename: 1}, plain: blob.Counts{Get: 6, List: 3, Stat: 1, Put: 5, Delete: 5}},
+			mem:  blob.Counts{Rename: 1, Stat: 1}, plain: blob.Counts{Get: 6, List: 3, Stat: 2, Put: 5, Delete: 5}},
 		{name: "read-only refusal", opts: memory.Options{ReadOnly: true}, input: `{"command":"delete","path":"/memories/notes"}`,
 			text:  "Error: The memory directory is read-only: delete is not allowed",
 			calls: blob.Counts{}},

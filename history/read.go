@@ -43,6 +43,12 @@ type Version struct {
 	// Current is true for the version that is the path's present state
 	// (its content, or its absence).
 	Current bool `json:"current"`
+	// StoreVersion is the store version (blob.Info.Version) the change
+	// left the file at, when the record says; "" for a deletion and for a
+	// record that does not. A reader that lists a file at another version
+	// read the record of an older change: the newer one's record is
+	// written just after its write.
+	StoreVersion string `json:"-"`
 }
 
 // Redaction says who erased a version's content, and when.
@@ -53,7 +59,8 @@ type Redaction struct {
 
 func (r *record) toVersion() Version {
 	return Version{ID: r.ID, Time: r.Time, Actor: r.Actor, Op: r.Op, Path: r.Path, From: r.From,
-		Size: r.Size, SHA256: r.SHA256, RestoredFrom: r.RestoredFrom, Policy: r.Policy, Redacted: r.Redacted}
+		Size: r.Size, SHA256: r.SHA256, RestoredFrom: r.RestoredFrom, Policy: r.Policy, Redacted: r.Redacted,
+		StoreVersion: r.Ver}
 }
 
 // loader reads records once each, for one query.

@@ -124,7 +124,8 @@ type cachedActor struct {
 // lastActors returns, by key of the session's tree, who made the last
 // recorded change of each of the files (keys of the session's tree, with
 // their store versions): from the cache while a file keeps its version,
-// else one history.LastChange (a List of the file's records and a Get).
+// else one history.LastChange (a List of the file's records and a Get),
+// which is cached when its record is the listed version's.
 // A file whose lookup fails shows no actor; the log says why.
 func (s *Server) lastActors(ctx context.Context, se *session, files []memory.FileInfo) map[string]string {
 	out := map[string]string{}
@@ -151,6 +152,11 @@ func (s *Server) lastActors(ctx context.Context, se *session, files []memory.Fil
 		}
 		if found {
 			out[f.Key] = v.Actor
+		}
+		if found && v.StoreVersion != "" && v.StoreVersion != f.Version {
+			// The record of an older change: the file's own is written
+			// just after its write. The next view looks again.
+			continue
 		}
 		s.actors.mu.Lock()
 		if len(s.actors.m) >= maxActors {

@@ -439,8 +439,8 @@ func (c *countCache) lookup(ckey string) (countRef, bool) {
 
 // fresh returns p without the entries older than pendingTTL, or dated
 // more than pendingTTL ahead of now, and whether it dropped any. An entry
-// from the future was written by a handler whose clock runs far ahead, or
-// by someone else than a handler (the store is another party's to write):
+// from the future was written by a Tree whose clock runs far ahead, or
+// by someone other than a Tree (the store is another party's to write):
 // kept, it would hold its place in the count for as long, and one dated a
 // century ahead would keep a store full for ever, with no file to delete.
 func fresh(p []pending, now time.Time) ([]pending, bool) {

@@ -100,7 +100,7 @@ func (g *Tree) move(ctx context.Context, src, dst string) error {
 // errMoveRaced is the failure of a move that found, once it had written its
 // destination, that a create had made a name there both a file and a
 // directory meanwhile: the move was undone, and nothing moved.
-var errMoveRaced = errors.New("memory: rename: a create of a clashing name raced the move; it was undone")
+var errMoveRaced = errors.New("gate: move: a create of a clashing name raced the move; it was undone")
 
 // settleMove is settle for a move of src that has just written its
 // destination dst (renamed it there, or copied every file there and deleted
@@ -130,7 +130,7 @@ func (g *Tree) settleMove(ctx context.Context, src, dst string, what moved, undo
 		err = errMoveRaced
 	}
 	if uerr := undo(context.WithoutCancel(ctx)); uerr != nil {
-		return errors.Join(err, fmt.Errorf("memory: rename: undoing the move of %q to %q: %w", src, dst, uerr))
+		return errors.Join(err, fmt.Errorf("gate: move: undoing the move of %q to %q: %w", src, dst, uerr))
 	}
 	return err
 }

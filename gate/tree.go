@@ -280,7 +280,7 @@ func (g *Tree) settleReservation(ctx context.Context, r reservation, err error) 
 	switch {
 	case err == nil:
 		if err := g.confirm(context.WithoutCancel(ctx), r); err != nil {
-			g.log.LogAttrs(ctx, slog.LevelWarn, "memory: a move's reservation stays on the file count's pending list",
+			g.log.LogAttrs(ctx, slog.LevelWarn, "gate: a move's reservation stays on the file count's pending list",
 				slog.Any("error", err))
 		}
 	case refused, errors.Is(err, blob.ErrNotExist), errors.Is(err, blob.ErrPrecondition), errors.Is(err, blob.ErrTooLarge):

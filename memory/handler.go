@@ -133,9 +133,22 @@
 //	                                 on a store with blob.Traits.ExclusiveNames
 //	                                 as above, the probes only after a refusal;
 //	                                 under an active write policy always first,
-//	                                 within the known tree too
-//	rename across two mounts         as above + 1 Delete of the new mount's
-//	                                 count + 1 Get (+ 1 Put) of the old one's
+//	                                 within the known tree too; on a store
+//	                                 without ExclusiveNames, once it has
+//	                                 written, the look for a create that raced
+//	                                 it: 1 Stat per new ancestor outside the
+//	                                 old path's, and 1 List under the new path
+//	                                 (a file) or 1 Stat of it (a directory)
+//	rename across two mounts         the probes first, then as above, with the
+//	                                 moved files reserved in the new mount's
+//	                                 count before they are copied (1 Stat of
+//	                                 the source; for a directory 1 List of
+//	                                 it and 1 of the destination; 1 Get of
+//	                                 the count, 1 Put of the reservation and
+//	                                 1 Put taking it off the pending list,
+//	                                 + 1 List of the mount when it has no
+//	                                 count yet) + 1 Get (+ 1 Put) of the old
+//	                                 mount's count
 //
 // A directory view is one List however many files the directory holds. A
 // rename is "within the known tree" when the new path's parent is the old

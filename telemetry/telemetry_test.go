@@ -152,8 +152,10 @@ func TestCommandSpans(t *testing.T) {
 	}, {
 		input:   `{"command":"rename","old_path":"/memories/notes.md","new_path":"/memories/old.md"}`,
 		command: "update_memory [internal] cloudmem.memory.command=rename cloudmem.memory.result=ok cloudmem.memory.retries=0 cloudmem.storage.backend=mem gen_ai.operation.name=update_memory",
-		storage: []string{
+		storage: []string{ // mem keeps no name from being both: the look for a racing create follows
 			"storage rename [client] cloudmem.storage.backend=mem cloudmem.storage.operation=rename cloudmem.storage.result=ok",
+			"storage stat [client] cloudmem.storage.backend=mem cloudmem.storage.operation=stat cloudmem.storage.result=ok",
+			"storage list [client] cloudmem.storage.backend=mem cloudmem.storage.objects=0 cloudmem.storage.operation=list cloudmem.storage.result=ok",
 		},
 	}, {
 		input:   `{"command":"view","path":"/memories"}`,

@@ -242,6 +242,21 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 				c.Delete, c.DeleteBatch = 0, 1
 			}
 		}
+		// Where the store lets a name be both a file and a directory, the
+		// move looks for a racing create once it has written: a List
+		// beneath a file's new name, a Stat of a directory's (after an
+		// atomic Rename, a Stat, and the List for a file).
+		if !blob.TraitsOf(b.t.store).ExclusiveNames {
+			switch {
+			case b.atomic && cmd == cmdRenameFile:
+				c.Stat++
+				c.List++
+			case cmd == cmdRenameFile:
+				c.List++
+			default:
+				c.Stat++
+			}
+		}
 	}
 	return c
 }

@@ -56,6 +56,11 @@ finish() {
 	exit "$rc"
 }
 trap finish EXIT
+# A run that is stopped fails: without these, a signal would end it through
+# the EXIT trap with the status of the last command, and it could say PASS.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 step "gofmt"
 unformatted=$(find . \( -path ./.git -o -path ./integration/.tools -o -name testdata \) -prune \

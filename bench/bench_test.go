@@ -52,7 +52,9 @@ func TestQuick(t *testing.T) {
 	}
 
 	// Both stores rename atomically, so every command makes exactly the
-	// calls of the call table, and the report says so.
+	// calls of the call table, and the report says so; on mem, which lets
+	// a name be both a file and a directory, a move looks for a racing
+	// create after its Rename (moveLook).
 	wantCalls := `| command | mem | file |
 | --- | --- | --- |
 | view file | Get 1 | Get 1 |
@@ -61,8 +63,8 @@ func TestQuick(t *testing.T) {
 | str_replace | Get 1 + Put 1 | Get 1 + Put 1 |
 | insert | Get 1 + Put 1 | Get 1 + Put 1 |
 | delete | Delete 1 | Delete 1 |
-| rename file | Rename 1 | Rename 1 |
-| rename dir (50 files) | Rename 1 | Rename 1 |
+| rename file | Stat 1 + List 1 + Rename 1 | Rename 1 |
+| rename dir (50 files) | Stat 1 + Rename 1 | Rename 1 |
 `
 	if !strings.Contains(string(md), wantCalls) {
 		t.Errorf("the storage calls table is not\n%s\nreport:\n%s", wantCalls, md)
@@ -160,6 +162,10 @@ func TestFallbackCalls(t *testing.T) {
 					want = blob.Counts{Put: 1}
 				case cmdDelete:
 					want = blob.Counts{Delete: 1}
+				case cmdRenameFile, cmdRenameDir: // the floor does not look for a racing create
+					look := moveLook(tg.store, false, r.command)
+					want.Stat -= look.Stat
+					want.List -= look.List
 				}
 				if r.floor.calls != want {
 					t.Errorf("%s: the floor made %s, want %s", r.command, fmtCounts(r.floor.calls), fmtCounts(want))

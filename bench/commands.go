@@ -242,23 +242,29 @@ func (b *cmdBench) table(cmd string) blob.Counts {
 				c.Delete, c.DeleteBatch = 0, 1
 			}
 		}
-		// Where the store lets a name be both a file and a directory, the
-		// move looks for a racing create once it has written: a List
-		// beneath a file's new name, a Stat of a directory's (after an
-		// atomic Rename, a Stat, and the List for a file).
-		if !blob.TraitsOf(b.t.store).ExclusiveNames {
-			switch {
-			case b.atomic && cmd == cmdRenameFile:
-				c.Stat++
-				c.List++
-			case cmd == cmdRenameFile:
-				c.List++
-			default:
-				c.Stat++
-			}
-		}
+		look := moveLook(b.t.store, b.atomic, cmd)
+		c.Stat += look.Stat
+		c.List += look.List
 	}
 	return c
+}
+
+// moveLook is what a rename (cmd) adds to the floor's calls on store:
+// where the store lets a name be both a file and a directory, the move
+// looks for a racing create once it has written (gate/move.go,
+// settleMove): a List beneath a file's new name, a Stat of a directory's;
+// after an atomic Rename, which does not say which it moved, a Stat, and
+// the List for a file.
+func moveLook(store blob.Store, atomic bool, cmd string) blob.Counts {
+	switch {
+	case blob.TraitsOf(store).ExclusiveNames:
+		return blob.Counts{}
+	case atomic && cmd == cmdRenameFile:
+		return blob.Counts{Stat: 1, List: 1}
+	case cmd == cmdRenameFile:
+		return blob.Counts{List: 1}
+	}
+	return blob.Counts{Stat: 1}
 }
 
 // exec runs one command through the handler.

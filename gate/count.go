@@ -501,45 +501,29 @@ func (g *Tree) reserve(ctx context.Context, keys []string, maxFiles int, read *c
 			st.Files -= used
 		}
 		kept, expired := fresh(st.Pending, now)
+		var next fileCount
+		refused := -1 // the files the scope holds, when the keys do not fit
 		if !ref.exists || st.Files < 0 || st.Files+n > maxFiles && (!st.Counted || expired || g.expiresAt(key)) {
 			used = -1
-			files, next, err := g.recount(ctx, ref, prefix, now)
+			files, counted, err := g.recount(ctx, ref, prefix, now)
 			if err != nil {
 				return r, -1, err
 			}
+			next = counted
 			if files+n > maxFiles {
-				_, err = g.writeCount(ctx, ref, next) // so that the next refusal needs no listing
-				if errors.Is(err, blob.ErrPrecondition) {
-					if err := g.countBlocked(ctx, ref); err != nil {
-						return r, -1, err
-					}
-					continue
-				}
-				if err != nil {
-					return r, -1, err
-				}
-				return r, files, nil
+				refused = files // the recount is written all the same, so that the next refusal needs no listing
+			} else {
+				next.Files, next.Counted = files+n, false
+				next.Pending = append(next.Pending, entries...)
 			}
-			next.Files, next.Counted = files+n, false
-			next.Pending = append(next.Pending, entries...)
-			ref, err = g.writeCount(ctx, ref, next)
-			if errors.Is(err, blob.ErrPrecondition) {
-				if err := g.countBlocked(ctx, ref); err != nil {
-					return r, -1, err
-				}
-				continue
+		} else {
+			if st.Files+n > maxFiles {
+				used = 0 // nothing written
+				return r, st.Files, nil
 			}
-			if err != nil {
-				return r, -1, err
-			}
-			return reservation{key: ckey, id: id, at: now, ref: ref}, -1, nil
+			next = fileCount{Files: st.Files + n, Token: st.Token, Pending: append(kept, entries...)}
 		}
-		if st.Files+n > maxFiles {
-			used = 0 // nothing written
-			return r, st.Files, nil
-		}
-		next := fileCount{Files: st.Files + n, Token: st.Token, Pending: append(kept, entries...)}
-		ref, err = g.writeCount(ctx, ref, next)
+		written, err := g.writeCount(ctx, ref, next)
 		if errors.Is(err, blob.ErrPrecondition) {
 			if err := g.countBlocked(ctx, ref); err != nil {
 				return r, -1, err
@@ -549,7 +533,10 @@ func (g *Tree) reserve(ctx context.Context, keys []string, maxFiles int, read *c
 		if err != nil {
 			return r, -1, err
 		}
-		return reservation{key: ckey, id: id, at: now, ref: ref}, -1, nil
+		if refused >= 0 {
+			return r, refused, nil
+		}
+		return reservation{key: ckey, id: id, at: now, ref: written}, -1, nil
 	}
 	return r, -1, errCountBusy
 }

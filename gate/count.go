@@ -763,12 +763,5 @@ func (g *Tree) countFailed(ctx context.Context, err error) {
 // racing writers retry sooner than a whole operation does.
 func countWait(ctx context.Context, n int) error {
 	d := min(time.Millisecond<<min(n, 10), 50*time.Millisecond)
-	t := time.NewTimer(d/2 + rand.N(d/2+1))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleep(ctx, d/2+rand.N(d/2+1))
 }

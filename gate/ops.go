@@ -279,8 +279,10 @@ func tooLargeToRead(key string, err error) *Error {
 	return e
 }
 
-// pathOf returns the memory path of key, as write policies match it.
-func pathOf(key string) string {
+// PathOf returns the memory path of key: "" is "/memories", "notes/a.md" is
+// "/memories/notes/a.md". Write policies match it; the memory tool's
+// handler shows it.
+func PathOf(key string) string {
 	if key == "" {
 		return "/memories"
 	}

@@ -57,7 +57,7 @@ func (g *Tree) screen(ctx context.Context, key string, data []byte) (wctx contex
 	if !g.policies.active {
 		return ctx, data, nil, nil
 	}
-	p, path := g.policyAt(key), pathOf(key)
+	p, path := g.policyAt(key), PathOf(key)
 	if !p.Scans(path) || int64(len(data)) > g.maxFileBytesAt(key) {
 		return ctx, data, nil, nil
 	}
@@ -82,7 +82,7 @@ func (g *Tree) screen(ctx context.Context, key string, data []byte) (wctx contex
 func (g *Tree) reportSecrets(ctx context.Context, key string, p *policy.Policy, found []policy.Finding) {
 	for _, f := range found {
 		g.log.LogAttrs(ctx, slog.LevelWarn, "gate: a write holds a secret",
-			slog.String("path", pathOf(key)), slog.String("rule", f.Rule), slog.Int("line", f.Line),
+			slog.String("path", PathOf(key)), slog.String("rule", f.Rule), slog.Int("line", f.Line),
 			slog.String("mode", p.Secrets.String()))
 		if g.secretFound != nil {
 			g.secretFound(ctx, f.Rule, p.Secrets)
@@ -121,7 +121,7 @@ func (g *Tree) screenMove(ctx context.Context, oldKey, newKey string) error {
 	for _, key := range keys {
 		dst := newKey + key[len(oldKey):]
 		pNew, pOld := g.policyAt(dst), g.policyAt(key)
-		if !pNew.Scans(pathOf(dst)) || pOld == pNew && pOld.Scans(pathOf(key)) {
+		if !pNew.Scans(PathOf(dst)) || pOld == pNew && pOld.Scans(PathOf(key)) {
 			continue
 		}
 		data, _, err := g.store.Get(ctx, key, g.readLimit(key))
@@ -133,7 +133,7 @@ func (g *Tree) screenMove(ctx context.Context, oldKey, newKey string) error {
 		case int64(len(data)) > g.maxFileBytesAt(dst):
 			continue
 		}
-		found, err := pNew.Scan(pathOf(dst), data)
+		found, err := pNew.Scan(PathOf(dst), data)
 		if err != nil {
 			return err
 		}

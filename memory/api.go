@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/gate"
 )
 
 // The typed API: the six commands with Go arguments, and what programs (a
@@ -111,7 +112,7 @@ func Resolve(path string) (key string, err error) {
 
 // PathOf is the inverse of Resolve on a valid key: "" is "/memories",
 // "notes/a.md" is "/memories/notes/a.md".
-func PathOf(key string) string { return pathOf(key) }
+func PathOf(key string) string { return gate.PathOf(key) }
 
 // WithActor returns a copy of ctx that names who runs the commands made
 // with it (an agent, a session, user@host), for the layers that record
@@ -191,7 +192,7 @@ func (h *Handler) Files(ctx context.Context, dir string) ([]FileInfo, error) {
 		if !within(info.Key, key) {
 			continue
 		}
-		files = append(files, FileInfo{Path: pathOf(info.Key), Key: info.Key, Size: info.Size,
+		files = append(files, FileInfo{Path: gate.PathOf(info.Key), Key: info.Key, Size: info.Size,
 			Version: info.Version, Modified: info.Modified})
 	}
 	if len(files) > 0 || key == "" || h.gate.IsMountPoint(key) {

@@ -236,7 +236,7 @@ func (h *Handler) fail(ctx context.Context, c *command, err error) Result {
 		return errorResult(ErrFull, msgFull(int(ge.Size), int(ge.Limit)))
 	case gate.ErrSecret:
 		if c.name == "rename" {
-			return errorResult(ErrSecret, msgSecretNotMoved(c.oldPath, c.newPath, pathOf(ge.Key), ge.Secrets))
+			return errorResult(ErrSecret, msgSecretNotMoved(c.oldPath, c.newPath, gate.PathOf(ge.Key), ge.Secrets))
 		}
 		return errorResult(ErrSecret, msgSecretRefused(c.path, ge.Secrets))
 	case gate.ErrConflict:
@@ -257,5 +257,5 @@ func (c *command) pathOf(key string) string {
 	case c.name != "rename" && key == c.key:
 		return c.path
 	}
-	return pathOf(key)
+	return gate.PathOf(key)
 }

@@ -422,9 +422,9 @@ func (h *Handler) do(ctx context.Context, c *command) (res Result) {
 // changed, for Result.Changed.
 func changedBy(c *command) [2]string {
 	if c.name == "rename" {
-		return [2]string{pathOf(c.key), pathOf(c.newKey)}
+		return [2]string{gate.PathOf(c.key), gate.PathOf(c.newKey)}
 	}
-	return [2]string{pathOf(c.key)}
+	return [2]string{gate.PathOf(c.key)}
 }
 
 // dispatch runs c's command.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/gate"
 )
 
 // Mount tables. A store that implements blob.Traits.Mounts (package mount)
@@ -36,13 +37,13 @@ func msgNotMounted(path string, mounts []blob.MountPoint) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(pathOf(m.Name))
+		b.WriteString(gate.PathOf(m.Name))
 	}
 	return b.String()
 }
 
 func msgCrossReadOnly(oldPath, newPath, mount string) string {
-	return "Cannot move " + oldPath + " to " + newPath + ": the mount point " + pathOf(mount) + " is read-only"
+	return "Cannot move " + oldPath + " to " + newPath + ": the mount point " + gate.PathOf(mount) + " is read-only"
 }
 
 // mountPoints adds to the listing of the directory key what the store's

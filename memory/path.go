@@ -113,14 +113,6 @@ func normalise(rest string) string {
 	return strings.Join(segs, "/")
 }
 
-// pathOf returns the normalised path of key.
-func pathOf(key string) string {
-	if key == "" {
-		return root
-	}
-	return root + "/" + key
-}
-
 // within reports whether key lies strictly under the directory dir.
 func within(key, dir string) bool {
 	if dir == "" {

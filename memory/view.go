@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloudmem/cloudmem/blob"
+	"github.com/cloudmem/cloudmem/gate"
 )
 
 // view shows a file with line numbers, an image, or a directory two levels
@@ -65,7 +66,7 @@ func (h *Handler) viewDir(ctx context.Context, c *command, key string) Result {
 	if key != "" && !found {
 		return errorResult(ErrNotFound, msgNotExistValid(c.path))
 	}
-	return textResult(h.listing(pathOf(key), total, items))
+	return textResult(h.listing(gate.PathOf(key), total, items))
 }
 
 // listing writes the view of the directory dir, whose files total total
